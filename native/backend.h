@@ -1,0 +1,132 @@
+/*
+ * backend.h - the interface every backend (cpu, cuda, opencl) implements.
+ * Internal: not installed, not part of the public API.
+ *
+ * dispatch.c checks every argument once, then works only through an ops
+ * table. Backends therefore trust their arguments: sizes match, types are
+ * supported, connectivity is valid for the dimensionality.
+ *
+ * Buffers (iwpp_buf) are backend-resident, contiguous images: host memory for
+ * the CPU, device memory for CUDA, a cl_mem for OpenCL. Composed operations
+ * (native/ops/) upload once, chain primitives on buffers, download once.
+ */
+#ifndef IWPP_BACKEND_H
+#define IWPP_BACKEND_H
+
+#include "iwpp.h"
+
+#include <stdarg.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A contiguous backend-resident image. Pixel (x,y,z) is element x + w*(y + h*z). */
+typedef struct iwpp_buf {
+    iwpp_type type;
+    int64_t w, h, d;
+    void *ptr;  /**< host pointer (cpu), device pointer (cuda), cl_mem (opencl) */
+    void *priv; /**< backend-private */
+} iwpp_buf;
+
+static inline int64_t iwpp_buf_count(const iwpp_buf *b) { return b->w * b->h * b->d; }
+
+/** Pointwise primitives (dst may alias a or b). "sat" = saturate to the type's range. */
+typedef enum iwpp_pw_op {
+    IWPP_PW_COPY,        /**< dst = a */
+    IWPP_PW_FILL,        /**< dst = (T)s                                  (a, b unused) */
+    IWPP_PW_MIN,         /**< dst = min(a, b) */
+    IWPP_PW_MAX,         /**< dst = max(a, b) */
+    IWPP_PW_SUB_SCALAR,  /**< dst = sat(a - s); s already rounded for integer types */
+    IWPP_PW_ADD_SCALAR,  /**< dst = sat(a + s) */
+    IWPP_PW_STEP_DOWN,   /**< dst = sat(a - 1) for integers, nextafterf(a, -inf) for F32 */
+    IWPP_PW_STEP_UP,     /**< dst = sat(a + 1) for integers, nextafterf(a, +inf) for F32 */
+    IWPP_PW_SUB,         /**< dst = sat(a - b) */
+    IWPP_PW_BORDER,      /**< dst = a on the border (x, y at their ends; z too if d > 1), else (T)s */
+    IWPP_PW_LESS,        /**< dst (U8) = a < b ? 255 : 0 */
+    IWPP_PW_GREATER      /**< dst (U8) = a > b ? 255 : 0 */
+} iwpp_pw_op;
+
+typedef struct iwpp_backend_ops {
+    iwpp_backend kind;
+    const char *name;
+
+    /* ---- process-wide queries (no context) ---- */
+    /** 1 if usable; else 0 and a reason in @p reason. */
+    int (*probe)(char *reason, size_t reason_size);
+    int (*device_count)(void);
+    iwpp_status (*device_info)(int index, iwpp_device_info *out);
+
+    /* ---- per context ---- */
+    /** Open device ctx->device; store backend state in ctx->backend_state. Set the error on failure. */
+    iwpp_status (*open)(iwpp_context *ctx);
+    /** Release ctx->backend_state (may be NULL). */
+    void (*close)(iwpp_context *ctx);
+
+    /** Allocate b->ptr for b->type, b->w, b->h, b->d (already set). ENOMEM with sizes in the message. */
+    iwpp_status (*buf_alloc)(iwpp_context *ctx, iwpp_buf *b);
+    /** Free b->ptr (NULL-safe) and set it to NULL. */
+    void (*buf_free)(iwpp_context *ctx, iwpp_buf *b);
+    /** Copy a (possibly strided) host view into a buffer of the same type and sizes. */
+    iwpp_status (*upload)(iwpp_context *ctx, iwpp_buf *dst, const iwpp_image *src);
+    /** Copy a buffer into a (possibly strided) host view of the same type and sizes. */
+    iwpp_status (*download)(iwpp_context *ctx, const iwpp_buf *src, iwpp_image *dst);
+
+    /** Reconstruction in place in @p marker; marker is already clipped to the mask. */
+    iwpp_status (*reconstruct)(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask,
+                               int connectivity, iwpp_morph_mode mode);
+    /** Distance transform: dist F32; nearest I64 or NULL; spacing never NULL. */
+    iwpp_status (*edt)(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_method method,
+                       const double spacing[3], iwpp_buf *dist, iwpp_buf *nearest);
+    /** Pointwise primitive; see iwpp_pw_op. b may be NULL where unused. */
+    iwpp_status (*pointwise)(iwpp_context *ctx, iwpp_pw_op op, iwpp_buf *dst, const iwpp_buf *a,
+                             const iwpp_buf *b, double s);
+    /** @p iterations elementary erosions (IWPP_BY_EROSION) or dilations of src into dst
+     *  (dst != src) with the unit neighbourhood of @p connectivity; out-of-image ignored. */
+    iwpp_status (*morph_unit)(iwpp_context *ctx, iwpp_buf *dst, const iwpp_buf *src,
+                              int connectivity, iwpp_morph_mode mode, int iterations);
+    /** Global minimum and maximum of a buffer. */
+    iwpp_status (*minmax)(iwpp_context *ctx, const iwpp_buf *a, double *min, double *max);
+} iwpp_backend_ops;
+
+struct iwpp_context {
+    iwpp_backend requested;         /* what the caller asked for */
+    const iwpp_backend_ops *ops;    /* the backend in use (never NULL after create) */
+    void *backend_state;            /* owned by ops */
+    int threads;                    /* 0 = all cores */
+    int device;
+    int64_t tile_size;
+    int64_t queue_capacity;         /* 0 = automatic */
+    iwpp_algorithm algorithm;
+    iwpp_queue_variant queue_variant;
+    iwpp_stats stats;               /* filled by the last successful op (backends add their parts) */
+    char message[1024];
+};
+
+/** Record @p status with a printf-style message in ctx and return it. ctx may be NULL. */
+iwpp_status iwpp_set_error(iwpp_context *ctx, iwpp_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/** Effective number of CPU threads for ctx (resolves 0 to the core count). */
+int iwpp_cpu_threads(const iwpp_context *ctx);
+
+/** Monotonic clock in milliseconds. */
+double iwpp_now_ms(void);
+
+/* The built backends. */
+extern const iwpp_backend_ops iwpp_cpu_backend;
+#ifdef IWPP_HAVE_CUDA
+extern const iwpp_backend_ops iwpp_cuda_backend;
+#endif
+#ifdef IWPP_HAVE_OPENCL
+extern const iwpp_backend_ops iwpp_opencl_backend;
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IWPP_BACKEND_H */

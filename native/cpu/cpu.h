@@ -1,0 +1,20 @@
+/* cpu.h - entry points of the CPU backend's operation files (internal). */
+#ifndef IWPP_CPU_H
+#define IWPP_CPU_H
+
+#include "backend.h"
+
+/* cpu/reconstruct.c: Fast Hybrid (threads == 1) or OpenMP tile-parallel (threads > 1). */
+iwpp_status iwpp_cpu_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask,
+                                 int connectivity, iwpp_morph_mode mode);
+/* cpu/edt.c: exact separable EDT, or Danielsson by queue propagation. */
+iwpp_status iwpp_cpu_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_method method,
+                         const double spacing[3], iwpp_buf *dist, iwpp_buf *nearest);
+/* cpu/pointwise.c: pointwise primitives, unit erosion/dilation, min/max. */
+iwpp_status iwpp_cpu_pointwise(iwpp_context *ctx, iwpp_pw_op op, iwpp_buf *dst,
+                               const iwpp_buf *a, const iwpp_buf *b, double s);
+iwpp_status iwpp_cpu_morph_unit(iwpp_context *ctx, iwpp_buf *dst, const iwpp_buf *src,
+                                int connectivity, iwpp_morph_mode mode, int iterations);
+iwpp_status iwpp_cpu_minmax(iwpp_context *ctx, const iwpp_buf *a, double *min, double *max);
+
+#endif

@@ -1,0 +1,301 @@
+/*
+ * iwpp.h - the whole public C API of the IWPP library.
+ *
+ * Irregular wavefront propagation (IWPP) image operations: morphological
+ * reconstruction, Euclidean distance transforms and the operations built on
+ * them, on the CPU (sequential and OpenMP), CUDA and OpenCL.
+ *
+ * Conventions
+ *  - Every call takes the context first and its outputs last, and returns an
+ *    iwpp_status. On any status other than IWPP_OK, iwpp_error_message(ctx)
+ *    holds one sentence a person can act on, and no output has been written.
+ *  - Images are views (iwpp_image): the library never owns or frees them.
+ *    An input is never modified; only iwpp_reconstruct works in place, on its
+ *    marker, and says so.
+ *  - Sizes are 64-bit: a 100K x 100K image (10^10 pixels) is a valid view.
+ *  - Nothing in the library aborts, exits or asserts on user input.
+ *  - One context may be used by one thread at a time; use one context per
+ *    thread for concurrent calls.
+ *
+ * C99.
+ */
+#ifndef IWPP_H
+#define IWPP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#  define IWPP_API __declspec(dllexport)
+#else
+#  define IWPP_API __attribute__((visibility("default")))
+#endif
+
+#define IWPP_VERSION_MAJOR 0
+#define IWPP_VERSION_MINOR 1
+#define IWPP_VERSION_PATCH 0
+
+/** Status codes. Every function returns one of these. */
+typedef enum iwpp_status {
+    IWPP_OK = 0,
+    IWPP_EINVAL = 1,       /**< an argument is wrong: NULL, sizes, types, connectivity ... */
+    IWPP_ENOMEM = 2,       /**< host or device memory exhausted; the message says how much */
+    IWPP_EDEVICE = 3,      /**< the requested backend or device is unavailable or failed */
+    IWPP_EUNSUPPORTED = 4, /**< a valid request this build or backend cannot do */
+    IWPP_EINTERNAL = 5     /**< a bug: please report the message */
+} iwpp_status;
+
+/** Pixel types. */
+typedef enum iwpp_type {
+    IWPP_U8 = 1,  /**< uint8_t */
+    IWPP_U16 = 2, /**< uint16_t */
+    IWPP_F32 = 3, /**< float (NaN is rejected with IWPP_EINVAL) */
+    IWPP_I64 = 4  /**< int64_t: only for the nearest-background index output */
+} iwpp_type;
+
+/** Size in bytes of one pixel of @p type, 0 for an unknown type. */
+IWPP_API size_t iwpp_type_size(iwpp_type type);
+/** "u8", "u16", "f32", "i64" or "unknown". */
+IWPP_API const char *iwpp_type_name(iwpp_type type);
+
+/**
+ * An image view. Pixel (x, y, z) lives at
+ *   ((T *)data)[x + y * stride_y + z * stride_z]
+ * Strides are in elements (not bytes). A stride of 0 means "contiguous":
+ * stride_y = width, stride_z = stride_y * height. depth is 1 for a 2D image.
+ */
+typedef struct iwpp_image {
+    void *data;
+    iwpp_type type;
+    int64_t width;
+    int64_t height;
+    int64_t depth;
+    int64_t stride_y;
+    int64_t stride_z;
+} iwpp_image;
+
+/** A contiguous 2D view. */
+IWPP_API iwpp_image iwpp_image_2d(void *data, iwpp_type type, int64_t width, int64_t height);
+/** A contiguous 3D view. */
+IWPP_API iwpp_image iwpp_image_3d(void *data, iwpp_type type, int64_t width, int64_t height,
+                                  int64_t depth);
+
+/** Backends. AUTO picks CUDA if a device is present, else an OpenCL GPU, else the CPU. */
+typedef enum iwpp_backend {
+    IWPP_BACKEND_AUTO = 0,
+    IWPP_BACKEND_CPU = 1,
+    IWPP_BACKEND_CUDA = 2,
+    IWPP_BACKEND_OPENCL = 3
+} iwpp_backend;
+
+/** "auto", "cpu", "cuda", "opencl". */
+IWPP_API const char *iwpp_backend_name(iwpp_backend backend);
+
+/**
+ * Whether @p backend is compiled in and has a usable device.
+ * Returns 1 if usable, 0 if not; when not, @p reason (if not NULL) receives
+ * why, e.g. "CUDA: no NVIDIA driver found (libcuda.so.1 missing)".
+ */
+IWPP_API int iwpp_backend_available(iwpp_backend backend, char *reason, size_t reason_size);
+
+/** A compute device of a backend, for a chooser dialog. */
+typedef struct iwpp_device_info {
+    char name[256];           /**< e.g. "NVIDIA H100 80GB HBM3" or "pthread-Intel(R) Xeon(R)" */
+    char platform[128];       /**< OpenCL platform name, "CUDA" or "CPU" */
+    uint64_t global_memory;   /**< bytes */
+    int compute_units;        /**< SMs, compute units or cores */
+    int is_gpu;               /**< 1 for a GPU, 0 for a CPU device */
+} iwpp_device_info;
+
+/** Number of devices of @p backend (0 if unavailable). The CPU backend has 1. */
+IWPP_API int iwpp_device_count(iwpp_backend backend);
+/** Fill @p out for device @p index of @p backend. */
+IWPP_API iwpp_status iwpp_device_info_get(iwpp_backend backend, int index, iwpp_device_info *out);
+
+/** Reconstruction algorithm on GPU backends (ignored by the CPU). */
+typedef enum iwpp_algorithm {
+    IWPP_ALGO_AUTO = 0,      /**< chosen by a documented rule (see README) */
+    IWPP_ALGO_QUEUE = 1,     /**< FH_GPU: raster scans, then the multi-level queue */
+    IWPP_ALGO_MEGAPIXEL = 2  /**< IWPP-MP: 32x32 tiles in shared memory, queue of tiles */
+} iwpp_algorithm;
+
+/** Queue variant of the GPU queue phase (for benchmarks; default MULTILEVEL). */
+typedef enum iwpp_queue_variant {
+    IWPP_QUEUE_MULTILEVEL = 0, /**< per-thread queue + block queue with warp prefix sum + global */
+    IWPP_QUEUE_ATOMIC = 1,     /**< one global atomic per enqueued item */
+    IWPP_QUEUE_PREFIXSUM = 2   /**< block prefix sum, no per-thread queue */
+} iwpp_queue_variant;
+
+/** Opaque context: backend choice, settings, last error. */
+typedef struct iwpp_context iwpp_context;
+
+/**
+ * Create a context for @p backend.
+ * On IWPP_OK, *out is a ready context. If the requested backend is not
+ * usable, returns IWPP_EDEVICE and *out is still a valid context (on the CPU)
+ * whose iwpp_error_message() says why; destroy it or use it for the CPU.
+ * Returns IWPP_ENOMEM (and *out = NULL) only if the context itself cannot be
+ * allocated.
+ */
+IWPP_API iwpp_status iwpp_context_create(iwpp_context **out, iwpp_backend backend);
+/** Release a context and all device resources it holds. NULL is fine. */
+IWPP_API void iwpp_context_destroy(iwpp_context *ctx);
+
+/** CPU threads: 0 = all cores (default), 1 = sequential. */
+IWPP_API iwpp_status iwpp_context_set_threads(iwpp_context *ctx, int threads);
+/** Device index within the backend (default 0). Re-opens the backend. */
+IWPP_API iwpp_status iwpp_context_set_device(iwpp_context *ctx, int device);
+/** Tile edge in pixels for tiled variants (CPU OpenMP, tile scheduler); default 256. */
+IWPP_API iwpp_status iwpp_context_set_tile_size(iwpp_context *ctx, int64_t tile);
+/** Capacity (items) of each GPU global block queue; 0 = automatic. Small values force overflow re-runs. */
+IWPP_API iwpp_status iwpp_context_set_queue_capacity(iwpp_context *ctx, int64_t capacity);
+/** GPU reconstruction algorithm (default AUTO). */
+IWPP_API iwpp_status iwpp_context_set_algorithm(iwpp_context *ctx, iwpp_algorithm algo);
+/** GPU queue variant (default MULTILEVEL). */
+IWPP_API iwpp_status iwpp_context_set_queue_variant(iwpp_context *ctx, iwpp_queue_variant v);
+
+/** The backend this context runs on (never AUTO). */
+IWPP_API iwpp_backend iwpp_context_backend(const iwpp_context *ctx);
+/** The message of the last failed call on @p ctx ("" if none). Never NULL. */
+IWPP_API const char *iwpp_error_message(const iwpp_context *ctx);
+/** Short text for a status code. */
+IWPP_API const char *iwpp_status_name(iwpp_status status);
+
+/** Figures of the last successful operation on a context (for benchmarks and logs). */
+typedef struct iwpp_stats {
+    iwpp_backend backend;    /**< backend that ran */
+    double total_ms;         /**< wall time of the call, transfers included */
+    double compute_ms;       /**< time without host<->device transfers (= total_ms on the CPU) */
+    int64_t pixels_visited;  /**< items taken off propagation queues (0 if not counted) */
+    int64_t rounds;          /**< queue rounds / tile sweeps / border exchanges */
+    int64_t overflow_reruns; /**< GPU queue-overflow re-runs */
+    char variant[64];        /**< e.g. "fast-hybrid", "tiled-omp", "fh-gpu/multilevel", "megapixel" */
+} iwpp_stats;
+
+/** Copy the figures of the last successful operation into @p out. */
+IWPP_API iwpp_status iwpp_context_stats(const iwpp_context *ctx, iwpp_stats *out);
+
+/** Reconstruction mode. */
+typedef enum iwpp_morph_mode {
+    IWPP_BY_DILATION = 0,
+    IWPP_BY_EROSION = 1
+} iwpp_morph_mode;
+
+/**
+ * Morphological reconstruction of @p marker_inout under (dilation) or over
+ * (erosion) @p mask, IN PLACE in @p marker_inout.
+ *
+ * Clipping: as MATLAB's imreconstruct does, the marker is first clipped to
+ * the mask: min(marker, mask) for dilation, max(marker, mask) for erosion.
+ * A marker above the mask is therefore not an error.
+ *
+ * @param connectivity 4 or 8 for 2D images (depth 1); 6, 18 or 26 for 3D.
+ *        6/18/26 are also accepted on a single slice (6 then acts as 4, 18
+ *        and 26 as 8); 4 or 8 on an image with depth > 1 is IWPP_EINVAL.
+ * Marker and mask must have the same type (U8, U16 or F32) and sizes.
+ * The result equals the definition (iterated elementary geodesic dilation or
+ * erosion until stability) bit for bit on every backend.
+ */
+IWPP_API iwpp_status iwpp_reconstruct(iwpp_context *ctx, iwpp_image *marker_inout,
+                                      const iwpp_image *mask, int connectivity,
+                                      iwpp_morph_mode mode);
+
+/** Distance transform methods. */
+typedef enum iwpp_edt_method {
+    IWPP_EDT_EXACT = 0,     /**< exact Euclidean distance (separable, linear time) */
+    IWPP_EDT_DANIELSSON = 1 /**< vector propagation of nearest-background coordinates (IWPP);
+                                 never below the exact distance; error bound in the README */
+} iwpp_edt_method;
+
+/**
+ * Euclidean distance transform: for every foreground pixel (nonzero in
+ * @p binary, any type U8/U16/F32) the distance to the nearest background
+ * pixel (zero), in the units of @p spacing; 0 on background pixels.
+ *
+ * @param dist_out    F32 image of the same sizes.
+ * @param nearest_out NULL, or an I64 image of the same sizes that receives the
+ *                    linear index x + y*width + z*width*height of the nearest
+ *                    background pixel (ties: any of the nearest).
+ * @param spacing     pixel size along x, y, z (NULL = 1, 1, 1); each > 0 and finite.
+ * If the image has no background pixel at all, every distance is +INFINITY and
+ * every nearest index is -1.
+ */
+IWPP_API iwpp_status iwpp_distance_transform(iwpp_context *ctx, const iwpp_image *binary,
+                                             iwpp_edt_method method, const double spacing[3],
+                                             iwpp_image *dist_out, iwpp_image *nearest_out);
+
+/*
+ * Operations built on reconstruction. For each: @p in is U8, U16 or F32, 2D or
+ * 3D; connectivity as for iwpp_reconstruct; @p out has the sizes of @p in and
+ * may be the very same view as @p in (then the call works in place).
+ * Binary images (0 / one nonzero value) are gray images with two levels, and
+ * the gray definitions below reduce to the binary ones.
+ */
+
+/**
+ * Fill holes: raise every region of low values that does not reach the image
+ * border to the lowest level that surrounds it (reconstruction by erosion of a
+ * marker that equals @p in on the border and the type's maximum inside).
+ * On a binary image: background not connected to the border becomes
+ * foreground. @p connectivity is the connectivity of the BACKGROUND paths
+ * (ImageJ and MATLAB use 4 in 2D, 6 in 3D). @p out has the type of @p in.
+ */
+IWPP_API iwpp_status iwpp_fill_holes(iwpp_context *ctx, const iwpp_image *in, int connectivity,
+                                     iwpp_image *out);
+
+/**
+ * Kill borders: in minus its reconstruction by dilation from the border
+ * (marker = in on the border, the type's minimum inside), as MATLAB's
+ * imclearborder. On a binary image: foreground objects touching the border
+ * are removed. @p out has the type of @p in.
+ */
+IWPP_API iwpp_status iwpp_kill_borders(iwpp_context *ctx, const iwpp_image *in, int connectivity,
+                                       iwpp_image *out);
+
+/**
+ * Regional maxima: connected plateaus whose whole outer boundary is strictly
+ * lower. @p out is U8: 255 on regional maxima, 0 elsewhere. A constant image
+ * is one plateau with no boundary and is all maxima (as MATLAB).
+ */
+IWPP_API iwpp_status iwpp_regional_maxima(iwpp_context *ctx, const iwpp_image *in,
+                                          int connectivity, iwpp_image *out);
+/** Regional minima: as iwpp_regional_maxima with "higher". @p out is U8 0/255. */
+IWPP_API iwpp_status iwpp_regional_minima(iwpp_context *ctx, const iwpp_image *in,
+                                          int connectivity, iwpp_image *out);
+
+/**
+ * H-maxima transform: reconstruction by dilation of (in - h) under in
+ * (MATLAB imhmax, ITK HMaximaImageFilter): every maximum of height <= h is
+ * flattened. For U8/U16, h is rounded to the nearest integer and in - h
+ * saturates at 0. h >= 0. @p out has the type of @p in.
+ */
+IWPP_API iwpp_status iwpp_h_maxima(iwpp_context *ctx, const iwpp_image *in, double h,
+                                   int connectivity, iwpp_image *out);
+/** H-minima: reconstruction by erosion of (in + h) over in (saturating at the type's maximum). */
+IWPP_API iwpp_status iwpp_h_minima(iwpp_context *ctx, const iwpp_image *in, double h,
+                                   int connectivity, iwpp_image *out);
+
+/**
+ * Opening by reconstruction: reconstruction by dilation, under @p in, of the
+ * erosion of @p in by the structuring element made of @p radius steps of the
+ * elementary neighbourhood of @p connectivity (4: diamond, 8: square,
+ * 6: octahedron, 18: cuboctahedron, 26: cube; edge pixels replicate).
+ * radius >= 0 (0 returns @p in).
+ */
+IWPP_API iwpp_status iwpp_opening_by_reconstruction(iwpp_context *ctx, const iwpp_image *in,
+                                                    int radius, int connectivity,
+                                                    iwpp_image *out);
+/** Closing by reconstruction: the dual (dilation by the element, then reconstruction by erosion). */
+IWPP_API iwpp_status iwpp_closing_by_reconstruction(iwpp_context *ctx, const iwpp_image *in,
+                                                    int radius, int connectivity,
+                                                    iwpp_image *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IWPP_H */
