@@ -31,7 +31,12 @@ typedef struct iwpp_buf {
 
 static inline int64_t iwpp_buf_count(const iwpp_buf *b) { return b->w * b->h * b->d; }
 
-/** Pointwise primitives (dst may alias a or b). "sat" = saturate to the type's range. */
+/**
+ * Pointwise primitives (dst may alias a or b). "sat" = saturate to the type's range.
+ * Arithmetic is defined so that every backend gives the same bits:
+ *  - integers: exact in 64-bit, then saturated; the scalar s is already an integer;
+ *  - F32: single precision, a - (float)s / a + (float)s / a - b, IEEE round to nearest.
+ */
 typedef enum iwpp_pw_op {
     IWPP_PW_COPY,        /**< dst = a */
     IWPP_PW_FILL,        /**< dst = (T)s                                  (a, b unused) */
@@ -85,6 +90,10 @@ typedef struct iwpp_backend_ops {
      *  (dst != src) with the unit neighbourhood of @p connectivity; out-of-image ignored. */
     iwpp_status (*morph_unit)(iwpp_context *ctx, iwpp_buf *dst, const iwpp_buf *src,
                               int connectivity, iwpp_morph_mode mode, int iterations);
+    /** Optional (may be NULL): make @p b use the host view @p im directly, without a copy,
+     *  if the backend can (the CPU, for contiguous views). Returns IWPP_OK if it did, any
+     *  other status (no message set) if not. Only used for read-only inputs. */
+    iwpp_status (*wrap)(iwpp_context *ctx, iwpp_buf *b, const iwpp_image *im);
     /** Global minimum and maximum of a buffer. */
     iwpp_status (*minmax)(iwpp_context *ctx, const iwpp_buf *a, double *min, double *max);
 } iwpp_backend_ops;

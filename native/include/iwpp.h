@@ -270,8 +270,8 @@ IWPP_API iwpp_status iwpp_regional_minima(iwpp_context *ctx, const iwpp_image *i
 /**
  * H-maxima transform: reconstruction by dilation of (in - h) under in
  * (MATLAB imhmax, ITK HMaximaImageFilter): every maximum of height <= h is
- * flattened. For U8/U16, h is rounded to the nearest integer and in - h
- * saturates at 0. h >= 0. @p out has the type of @p in.
+ * flattened. For U8/U16, h is rounded to the nearest integer (halves up) and
+ * in - h saturates at 0; for F32, in - (float)h in single precision. h >= 0. @p out has the type of @p in.
  */
 IWPP_API iwpp_status iwpp_h_maxima(iwpp_context *ctx, const iwpp_image *in, double h,
                                    int connectivity, iwpp_image *out);

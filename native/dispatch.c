@@ -1,0 +1,486 @@
+/*
+ * dispatch.c - the public entry points: contexts, backend choice, argument
+ * checks, and the two primitive operations (reconstruction, distance
+ * transform). Every argument is checked here once; backends trust them.
+ */
+#include "dispatch.h"
+#include "neighborhood.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------ */
+/* backends                                                                  */
+
+static const iwpp_backend_ops *backend_ops(iwpp_backend kind)
+{
+    switch (kind) {
+    case IWPP_BACKEND_CPU: return &iwpp_cpu_backend;
+#ifdef IWPP_HAVE_CUDA
+    case IWPP_BACKEND_CUDA: return &iwpp_cuda_backend;
+#endif
+#ifdef IWPP_HAVE_OPENCL
+    case IWPP_BACKEND_OPENCL: return &iwpp_opencl_backend;
+#endif
+    default: return NULL;
+    }
+}
+
+static const char *not_built_reason(iwpp_backend kind)
+{
+    switch (kind) {
+    case IWPP_BACKEND_CUDA:
+        return "the CUDA backend is not in this build (nvcc was not found when it was built)";
+    case IWPP_BACKEND_OPENCL:
+        return "the OpenCL backend is not in this build (OpenCL headers were not found when it was built)";
+    default: return "unknown backend";
+    }
+}
+
+int iwpp_backend_available(iwpp_backend backend, char *reason, size_t reason_size)
+{
+    if (reason && reason_size) reason[0] = '\0';
+    if (backend == IWPP_BACKEND_AUTO || backend == IWPP_BACKEND_CPU) return 1;
+    const iwpp_backend_ops *ops = backend_ops(backend);
+    if (!ops) {
+        if (reason && reason_size) snprintf(reason, reason_size, "%s", not_built_reason(backend));
+        return 0;
+    }
+    return ops->probe(reason, reason_size);
+}
+
+int iwpp_device_count(iwpp_backend backend)
+{
+    if (backend == IWPP_BACKEND_AUTO) backend = IWPP_BACKEND_CPU;
+    const iwpp_backend_ops *ops = backend_ops(backend);
+    if (!ops || !ops->probe(NULL, 0)) return 0;
+    return ops->device_count();
+}
+
+iwpp_status iwpp_device_info_get(iwpp_backend backend, int index, iwpp_device_info *out)
+{
+    if (!out) return IWPP_EINVAL;
+    if (backend == IWPP_BACKEND_AUTO) backend = IWPP_BACKEND_CPU;
+    const iwpp_backend_ops *ops = backend_ops(backend);
+    if (!ops || !ops->probe(NULL, 0)) return IWPP_EDEVICE;
+    if (index < 0 || index >= ops->device_count()) return IWPP_EINVAL;
+    return ops->device_info(index, out);
+}
+
+/* Open @p ops on ctx->device; on failure ctx->message says why. */
+static iwpp_status open_backend(iwpp_context *ctx, const iwpp_backend_ops *ops)
+{
+    char reason[512];
+    if (!ops->probe(reason, sizeof reason))
+        return iwpp_set_error(ctx, IWPP_EDEVICE, "%s backend unavailable: %s", ops->name, reason);
+    int n = ops->device_count();
+    if (ctx->device < 0 || ctx->device >= n)
+        return iwpp_set_error(ctx, IWPP_EDEVICE,
+                              "%s backend has %d device(s); device index %d does not exist", ops->name,
+                              n, ctx->device);
+    ctx->backend_state = NULL;
+    iwpp_status st = ops->open(ctx);
+    if (st == IWPP_OK) ctx->ops = ops;
+    return st;
+}
+
+/* AUTO: CUDA if a device is present, else an OpenCL GPU, else the CPU. */
+static iwpp_status resolve_auto(iwpp_context *ctx)
+{
+    const iwpp_backend_ops *cuda = backend_ops(IWPP_BACKEND_CUDA);
+    if (cuda && cuda->probe(NULL, 0) && open_backend(ctx, cuda) == IWPP_OK) return IWPP_OK;
+    const iwpp_backend_ops *ocl = backend_ops(IWPP_BACKEND_OPENCL);
+    if (ocl && ocl->probe(NULL, 0)) {
+        int n = ocl->device_count();
+        for (int i = 0; i < n; ++i) {
+            iwpp_device_info info;
+            if (ocl->device_info(i, &info) == IWPP_OK && info.is_gpu) {
+                int saved = ctx->device;
+                ctx->device = i;
+                if (open_backend(ctx, ocl) == IWPP_OK) return IWPP_OK;
+                ctx->device = saved;
+            }
+        }
+    }
+    ctx->message[0] = '\0';
+    return open_backend(ctx, &iwpp_cpu_backend);
+}
+
+static void close_backend(iwpp_context *ctx)
+{
+    if (ctx->ops && ctx->ops->close) ctx->ops->close(ctx);
+    ctx->backend_state = NULL;
+    ctx->ops = NULL;
+}
+
+/* (Re)open the requested backend; falls back to the CPU (keeping the message) on failure. */
+static iwpp_status select_backend(iwpp_context *ctx)
+{
+    close_backend(ctx);
+    ctx->message[0] = '\0';
+    iwpp_status st;
+    if (ctx->requested == IWPP_BACKEND_AUTO) {
+        st = resolve_auto(ctx);
+    } else {
+        const iwpp_backend_ops *ops = backend_ops(ctx->requested);
+        if (!ops)
+            st = iwpp_set_error(ctx, IWPP_EDEVICE, "%s", not_built_reason(ctx->requested));
+        else
+            st = open_backend(ctx, ops);
+    }
+    if (st != IWPP_OK) {
+        char keep[sizeof ctx->message];
+        memcpy(keep, ctx->message, sizeof keep);
+        iwpp_cpu_backend.open(ctx);
+        ctx->ops = &iwpp_cpu_backend;
+        memcpy(ctx->message, keep, sizeof keep);
+    }
+    return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* contexts                                                                  */
+
+iwpp_status iwpp_context_create(iwpp_context **out, iwpp_backend backend)
+{
+    if (!out) return IWPP_EINVAL;
+    *out = NULL;
+    iwpp_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return IWPP_ENOMEM;
+    ctx->threads = 0;
+    ctx->device = 0;
+    ctx->tile_size = 256;
+    ctx->queue_capacity = 0;
+    ctx->algorithm = IWPP_ALGO_AUTO;
+    ctx->queue_variant = IWPP_QUEUE_MULTILEVEL;
+    *out = ctx;
+    if (backend < IWPP_BACKEND_AUTO || backend > IWPP_BACKEND_OPENCL) {
+        ctx->requested = IWPP_BACKEND_CPU;
+        select_backend(ctx);
+        return iwpp_set_error(ctx, IWPP_EINVAL, "unknown backend %d (use AUTO, CPU, CUDA or OPENCL)",
+                              (int)backend);
+    }
+    ctx->requested = backend;
+    return select_backend(ctx);
+}
+
+void iwpp_context_destroy(iwpp_context *ctx)
+{
+    if (!ctx) return;
+    close_backend(ctx);
+    free(ctx);
+}
+
+iwpp_status iwpp_context_set_threads(iwpp_context *ctx, int threads)
+{
+    if (!ctx) return IWPP_EINVAL;
+    if (threads < 0)
+        return iwpp_set_error(ctx, IWPP_EINVAL, "threads is %d; use 0 (all cores) or a positive count",
+                              threads);
+    ctx->threads = threads;
+    return IWPP_OK;
+}
+
+iwpp_status iwpp_context_set_device(iwpp_context *ctx, int device)
+{
+    if (!ctx) return IWPP_EINVAL;
+    if (device < 0)
+        return iwpp_set_error(ctx, IWPP_EINVAL, "device index is %d; it must be 0 or more", device);
+    int old = ctx->device;
+    ctx->device = device;
+    iwpp_status st = select_backend(ctx);
+    if (st != IWPP_OK) {
+        char keep[sizeof ctx->message];
+        memcpy(keep, ctx->message, sizeof keep);
+        ctx->device = old;
+        select_backend(ctx);
+        memcpy(ctx->message, keep, sizeof keep);
+    }
+    return st;
+}
+
+iwpp_status iwpp_context_set_tile_size(iwpp_context *ctx, int64_t tile)
+{
+    if (!ctx) return IWPP_EINVAL;
+    if (tile < 4 || tile > (int64_t)1 << 20)
+        return iwpp_set_error(ctx, IWPP_EINVAL, "tile size is %lld; use 4 to 1048576 pixels",
+                              (long long)tile);
+    ctx->tile_size = tile;
+    return IWPP_OK;
+}
+
+iwpp_status iwpp_context_set_queue_capacity(iwpp_context *ctx, int64_t capacity)
+{
+    if (!ctx) return IWPP_EINVAL;
+    if (capacity < 0)
+        return iwpp_set_error(ctx, IWPP_EINVAL,
+                              "queue capacity is %lld; use 0 (automatic) or a positive count",
+                              (long long)capacity);
+    ctx->queue_capacity = capacity;
+    return IWPP_OK;
+}
+
+iwpp_status iwpp_context_set_algorithm(iwpp_context *ctx, iwpp_algorithm algo)
+{
+    if (!ctx) return IWPP_EINVAL;
+    if (algo < IWPP_ALGO_AUTO || algo > IWPP_ALGO_MEGAPIXEL)
+        return iwpp_set_error(ctx, IWPP_EINVAL, "unknown algorithm %d", (int)algo);
+    ctx->algorithm = algo;
+    return IWPP_OK;
+}
+
+iwpp_status iwpp_context_set_queue_variant(iwpp_context *ctx, iwpp_queue_variant v)
+{
+    if (!ctx) return IWPP_EINVAL;
+    if (v < IWPP_QUEUE_MULTILEVEL || v > IWPP_QUEUE_PREFIXSUM)
+        return iwpp_set_error(ctx, IWPP_EINVAL, "unknown queue variant %d", (int)v);
+    ctx->queue_variant = v;
+    return IWPP_OK;
+}
+
+iwpp_backend iwpp_context_backend(const iwpp_context *ctx)
+{
+    return (ctx && ctx->ops) ? ctx->ops->kind : IWPP_BACKEND_CPU;
+}
+
+iwpp_status iwpp_context_stats(const iwpp_context *ctx, iwpp_stats *out)
+{
+    if (!ctx || !out) return IWPP_EINVAL;
+    *out = ctx->stats;
+    return IWPP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* argument checks                                                           */
+
+iwpp_status iwpp_begin(iwpp_context *ctx)
+{
+    if (!ctx) return IWPP_EINVAL;
+    ctx->message[0] = '\0';
+    return IWPP_OK;
+}
+
+void iwpp_end(iwpp_context *ctx, double t0)
+{
+    ctx->stats.backend = ctx->ops->kind;
+    ctx->stats.total_ms = iwpp_now_ms() - t0;
+    if (ctx->stats.compute_ms <= 0.0 || ctx->ops->kind == IWPP_BACKEND_CPU)
+        ctx->stats.compute_ms = ctx->stats.total_ms;
+}
+
+static int64_t eff_stride_y(const iwpp_image *im) { return im->stride_y ? im->stride_y : im->width; }
+static int64_t eff_stride_z(const iwpp_image *im)
+{
+    return im->stride_z ? im->stride_z : eff_stride_y(im) * im->height;
+}
+
+static int has_nan(const iwpp_image *im, int64_t *nx, int64_t *ny, int64_t *nz)
+{
+    const float *p = (const float *)im->data;
+    int64_t sy = eff_stride_y(im), sz = eff_stride_z(im);
+    for (int64_t z = 0; z < im->depth; ++z)
+        for (int64_t y = 0; y < im->height; ++y) {
+            const float *row = p + z * sz + y * sy;
+            for (int64_t x = 0; x < im->width; ++x)
+                if (isnan(row[x])) {
+                    *nx = x, *ny = y, *nz = z;
+                    return 1;
+                }
+        }
+    return 0;
+}
+
+iwpp_status iwpp_check_image(iwpp_context *ctx, const iwpp_image *im, const char *what,
+                             unsigned types, int check_nan)
+{
+    if (!im) return iwpp_set_error(ctx, IWPP_EINVAL, "%s is NULL", what);
+    if (!im->data) return iwpp_set_error(ctx, IWPP_EINVAL, "%s has no pixel data (data is NULL)", what);
+    if (iwpp_type_size(im->type) == 0)
+        return iwpp_set_error(ctx, IWPP_EINVAL, "%s has an unknown pixel type (%d)", what, (int)im->type);
+    if (!(types & IWPP_TYPE_BIT(im->type))) {
+        if (types == IWPP_TYPE_BIT(IWPP_F32))
+            return iwpp_set_error(ctx, IWPP_EINVAL, "%s must be a 32-bit float (f32) image, not %s", what,
+                                  iwpp_type_name(im->type));
+        if (types == IWPP_TYPE_BIT(IWPP_I64))
+            return iwpp_set_error(ctx, IWPP_EINVAL, "%s must be a 64-bit integer (i64) image, not %s",
+                                  what, iwpp_type_name(im->type));
+        return iwpp_set_error(ctx, IWPP_EUNSUPPORTED,
+                              "%s has pixel type %s; this operation takes u8, u16 or f32 images", what,
+                              iwpp_type_name(im->type));
+    }
+    if (im->width <= 0 || im->height <= 0 || im->depth <= 0)
+        return iwpp_set_error(ctx, IWPP_EINVAL,
+                              "%s is %lldx%lldx%lld; width, height and depth must all be at least 1", what,
+                              (long long)im->width, (long long)im->height, (long long)im->depth);
+    const int64_t lim = INT64_MAX / 16;
+    if (im->width > lim / im->height || im->width * im->height > lim / im->depth)
+        return iwpp_set_error(ctx, IWPP_EINVAL, "%s is %lldx%lldx%lld: too many pixels", what,
+                              (long long)im->width, (long long)im->height, (long long)im->depth);
+    int64_t sy = eff_stride_y(im), sz = eff_stride_z(im);
+    if (im->stride_y < 0 || im->stride_z < 0 || sy < im->width)
+        return iwpp_set_error(ctx, IWPP_EINVAL, "%s has stride_y %lld, below its width %lld", what,
+                              (long long)im->stride_y, (long long)im->width);
+    if (im->depth > 1 && sz < sy * (im->height - 1) + im->width)
+        return iwpp_set_error(ctx, IWPP_EINVAL,
+                              "%s has stride_z %lld: slices of %lld rows with stride_y %lld overlap", what,
+                              (long long)sz, (long long)im->height, (long long)sy);
+    int64_t nx, ny, nz;
+    if (check_nan && im->type == IWPP_F32 && has_nan(im, &nx, &ny, &nz))
+        return iwpp_set_error(ctx, IWPP_EINVAL, "%s contains NaN at x=%lld y=%lld z=%lld; replace NaN first",
+                              what, (long long)nx, (long long)ny, (long long)nz);
+    return IWPP_OK;
+}
+
+iwpp_status iwpp_check_same(iwpp_context *ctx, const iwpp_image *a, const char *an,
+                            const iwpp_image *b, const char *bn, int same_type)
+{
+    if (a->width != b->width || a->height != b->height || a->depth != b->depth)
+        return iwpp_set_error(ctx, IWPP_EINVAL, "%s is %lldx%lldx%lld but %s is %lldx%lldx%lld", bn,
+                              (long long)b->width, (long long)b->height, (long long)b->depth, an,
+                              (long long)a->width, (long long)a->height, (long long)a->depth);
+    if (same_type && a->type != b->type)
+        return iwpp_set_error(ctx, IWPP_EINVAL, "%s is %s but %s is %s; both must have the same type", an,
+                              iwpp_type_name(a->type), bn, iwpp_type_name(b->type));
+    return IWPP_OK;
+}
+
+iwpp_status iwpp_check_connectivity(iwpp_context *ctx, int conn, const iwpp_image *im)
+{
+    if (iwpp_connectivity_valid(conn, im->depth)) return IWPP_OK;
+    if (conn == 4 || conn == 8)
+        return iwpp_set_error(ctx, IWPP_EINVAL,
+                              "connectivity %d is for 2D images; this image has %lld slices: use 6, 18 or "
+                              "26",
+                              conn, (long long)im->depth);
+    return iwpp_set_error(ctx, IWPP_EINVAL,
+                          "connectivity %d is not valid: use 4 or 8 for 2D images, 6, 18 or 26 for 3D", conn);
+}
+
+/* ------------------------------------------------------------------------ */
+/* buffer sets                                                               */
+
+static iwpp_buf *bufset_next(iwpp_bufset *s, iwpp_type type, const iwpp_image *like)
+{
+    if (s->n >= (int)(sizeof s->b / sizeof s->b[0])) return NULL;
+    iwpp_buf *b = &s->b[s->n];
+    memset(b, 0, sizeof *b);
+    b->type = type;
+    b->w = like->width;
+    b->h = like->height;
+    b->d = like->depth;
+    return b;
+}
+
+iwpp_status iwpp_bufset_alloc(iwpp_bufset *s, iwpp_type type, const iwpp_image *like, iwpp_buf **out)
+{
+    iwpp_buf *b = bufset_next(s, type, like);
+    if (!b) return iwpp_set_error(s->ctx, IWPP_EINTERNAL, "internal: too many buffers in one operation");
+    iwpp_status st = s->ctx->ops->buf_alloc(s->ctx, b);
+    if (st != IWPP_OK) return st;
+    s->n++;
+    *out = b;
+    return IWPP_OK;
+}
+
+iwpp_status iwpp_bufset_input(iwpp_bufset *s, const iwpp_image *im, iwpp_buf **out)
+{
+    iwpp_context *ctx = s->ctx;
+    iwpp_buf *b = bufset_next(s, im->type, im);
+    if (!b) return iwpp_set_error(ctx, IWPP_EINTERNAL, "internal: too many buffers in one operation");
+    if (ctx->ops->wrap && ctx->ops->wrap(ctx, b, im) == IWPP_OK) {
+        s->n++;
+        *out = b;
+        return IWPP_OK;
+    }
+    memset(b, 0, sizeof *b);
+    b->type = im->type;
+    b->w = im->width;
+    b->h = im->height;
+    b->d = im->depth;
+    iwpp_status st = ctx->ops->buf_alloc(ctx, b);
+    if (st != IWPP_OK) return st;
+    s->n++;
+    *out = b;
+    return ctx->ops->upload(ctx, b, im);
+}
+
+void iwpp_bufset_free(iwpp_bufset *s)
+{
+    for (int i = s->n - 1; i >= 0; --i) s->ctx->ops->buf_free(s->ctx, &s->b[i]);
+    s->n = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* primitive operations                                                      */
+
+iwpp_status iwpp_reconstruct(iwpp_context *ctx, iwpp_image *marker_inout, const iwpp_image *mask,
+                             int connectivity, iwpp_morph_mode mode)
+{
+    iwpp_status st = iwpp_begin(ctx);
+    if (st) return st;
+    if ((st = iwpp_check_image(ctx, marker_inout, "marker", IWPP_TYPES_GRAY, 1)) ||
+        (st = iwpp_check_image(ctx, mask, "mask", IWPP_TYPES_GRAY, 1)) ||
+        (st = iwpp_check_same(ctx, mask, "mask", marker_inout, "marker", 1)) ||
+        (st = iwpp_check_connectivity(ctx, connectivity, mask)))
+        return st;
+    if (mode != IWPP_BY_DILATION && mode != IWPP_BY_EROSION)
+        return iwpp_set_error(ctx, IWPP_EINVAL, "mode is %d; use IWPP_BY_DILATION or IWPP_BY_EROSION",
+                              (int)mode);
+    double t0 = iwpp_now_ms();
+    memset(&ctx->stats, 0, sizeof ctx->stats);
+    iwpp_bufset s = {.ctx = ctx};
+    iwpp_buf *mk, *ms;
+    const iwpp_backend_ops *ops = ctx->ops;
+    if (!(st = iwpp_bufset_input(&s, mask, &ms)) && !(st = iwpp_bufset_alloc(&s, mask->type, mask, &mk)) &&
+        !(st = ops->upload(ctx, mk, marker_inout)) &&
+        !(st = ops->pointwise(ctx, mode == IWPP_BY_DILATION ? IWPP_PW_MIN : IWPP_PW_MAX, mk, mk, ms, 0)) &&
+        !(st = ops->reconstruct(ctx, mk, ms, connectivity, mode)))
+        st = ops->download(ctx, mk, marker_inout);
+    iwpp_bufset_free(&s);
+    if (st == IWPP_OK) iwpp_end(ctx, t0);
+    return st;
+}
+
+iwpp_status iwpp_distance_transform(iwpp_context *ctx, const iwpp_image *binary, iwpp_edt_method method,
+                                    const double spacing[3], iwpp_image *dist_out, iwpp_image *nearest_out)
+{
+    iwpp_status st = iwpp_begin(ctx);
+    if (st) return st;
+    if ((st = iwpp_check_image(ctx, binary, "binary", IWPP_TYPES_GRAY, 1)) ||
+        (st = iwpp_check_image(ctx, dist_out, "dist_out", IWPP_TYPE_BIT(IWPP_F32), 0)) ||
+        (st = iwpp_check_same(ctx, binary, "binary", dist_out, "dist_out", 0)))
+        return st;
+    if (nearest_out &&
+        ((st = iwpp_check_image(ctx, nearest_out, "nearest_out", IWPP_TYPE_BIT(IWPP_I64), 0)) ||
+         (st = iwpp_check_same(ctx, binary, "binary", nearest_out, "nearest_out", 0))))
+        return st;
+    if (method != IWPP_EDT_EXACT && method != IWPP_EDT_DANIELSSON)
+        return iwpp_set_error(ctx, IWPP_EINVAL,
+                              "method is %d; use IWPP_EDT_EXACT or IWPP_EDT_DANIELSSON", (int)method);
+    double sp[3] = {1.0, 1.0, 1.0};
+    if (spacing) {
+        static const char axis[3] = {'x', 'y', 'z'};
+        for (int i = 0; i < 3; ++i) {
+            if (!(spacing[i] > 0.0) || !isfinite(spacing[i]))
+                return iwpp_set_error(ctx, IWPP_EINVAL,
+                                      "spacing along %c is %g; each pixel size must be a finite number "
+                                      "above 0",
+                                      axis[i], spacing[i]);
+            sp[i] = spacing[i];
+        }
+    }
+    double t0 = iwpp_now_ms();
+    memset(&ctx->stats, 0, sizeof ctx->stats);
+    iwpp_bufset s = {.ctx = ctx};
+    iwpp_buf *in, *dist, *near = NULL;
+    const iwpp_backend_ops *ops = ctx->ops;
+    if (!(st = iwpp_bufset_input(&s, binary, &in)) && !(st = iwpp_bufset_alloc(&s, IWPP_F32, binary, &dist)) &&
+        !(st = nearest_out ? iwpp_bufset_alloc(&s, IWPP_I64, binary, &near) : IWPP_OK) &&
+        !(st = ops->edt(ctx, in, method, sp, dist, near)) && !(st = ops->download(ctx, dist, dist_out)))
+        st = near ? ops->download(ctx, near, nearest_out) : IWPP_OK;
+    iwpp_bufset_free(&s);
+    if (st == IWPP_OK) iwpp_end(ctx, t0);
+    return st;
+}

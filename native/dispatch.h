@@ -1,0 +1,38 @@
+/* dispatch.h - argument checks and buffer staging shared by dispatch.c and ops/ (internal). */
+#ifndef IWPP_DISPATCH_H
+#define IWPP_DISPATCH_H
+
+#include "backend.h"
+
+/* Type masks for iwpp_check_image. */
+#define IWPP_TYPES_GRAY ((1u << IWPP_U8) | (1u << IWPP_U16) | (1u << IWPP_F32))
+#define IWPP_TYPE_BIT(t) (1u << (t))
+
+/** Check a view: non-NULL, data, allowed type, sizes >= 1, strides, no overflow; F32 without NaN
+ *  when @p check_nan. @p what names the argument in the message ("mask", "marker_inout"...). */
+iwpp_status iwpp_check_image(iwpp_context *ctx, const iwpp_image *im, const char *what,
+                             unsigned types, int check_nan);
+/** Same width/height/depth (and type, if @p same_type). */
+iwpp_status iwpp_check_same(iwpp_context *ctx, const iwpp_image *a, const char *an,
+                            const iwpp_image *b, const char *bn, int same_type);
+/** Connectivity valid for the image's depth. */
+iwpp_status iwpp_check_connectivity(iwpp_context *ctx, int conn, const iwpp_image *im);
+/** Checks common to every call: ctx not NULL; resets the message and stats. */
+iwpp_status iwpp_begin(iwpp_context *ctx);
+/** Record total time and backend after a successful call. */
+void iwpp_end(iwpp_context *ctx, double t0);
+
+/** A set of backend buffers freed together (at most 6). */
+typedef struct iwpp_bufset {
+    iwpp_context *ctx;
+    iwpp_buf b[6];
+    int n;
+} iwpp_bufset;
+
+/** Allocate a buffer of @p type with the sizes of @p like. */
+iwpp_status iwpp_bufset_alloc(iwpp_bufset *s, iwpp_type type, const iwpp_image *like, iwpp_buf **out);
+/** A read-only buffer holding @p im: wrapped when the backend can, else allocated and uploaded. */
+iwpp_status iwpp_bufset_input(iwpp_bufset *s, const iwpp_image *im, iwpp_buf **out);
+void iwpp_bufset_free(iwpp_bufset *s);
+
+#endif

@@ -1,0 +1,60 @@
+/* error.c - status names, the per-context error message, clocks and thread counts. */
+#define _POSIX_C_SOURCE 200809L
+#include "backend.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+iwpp_status iwpp_set_error(iwpp_context *ctx, iwpp_status status, const char *fmt, ...)
+{
+    if (ctx) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ctx->message, sizeof ctx->message, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+const char *iwpp_error_message(const iwpp_context *ctx)
+{
+    if (!ctx) return "no context (NULL): create one with iwpp_context_create()";
+    return ctx->message;
+}
+
+const char *iwpp_status_name(iwpp_status status)
+{
+    switch (status) {
+    case IWPP_OK: return "IWPP_OK";
+    case IWPP_EINVAL: return "IWPP_EINVAL (invalid argument)";
+    case IWPP_ENOMEM: return "IWPP_ENOMEM (out of memory)";
+    case IWPP_EDEVICE: return "IWPP_EDEVICE (backend or device unavailable)";
+    case IWPP_EUNSUPPORTED: return "IWPP_EUNSUPPORTED (not supported)";
+    case IWPP_EINTERNAL: return "IWPP_EINTERNAL (internal error)";
+    }
+    return "unknown status";
+}
+
+double iwpp_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+int iwpp_cpu_threads(const iwpp_context *ctx)
+{
+    int t = ctx ? ctx->threads : 0;
+    if (t > 0) return t;
+#ifdef _OPENMP
+    return omp_get_num_procs();
+#else
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+#endif
+}

@@ -1,0 +1,191 @@
+/*
+ * ops/composed.c - operations built on reconstruction, written once on top of
+ * the backend ops table. Each one uploads its input once, chains primitives on
+ * backend-resident buffers, and downloads its result once.
+ */
+#include "dispatch.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The type's lowest and highest values, as used by BORDER and FILL. */
+static double type_min(iwpp_type t) { return t == IWPP_F32 ? -INFINITY : 0.0; }
+static double type_max(iwpp_type t)
+{
+    return t == IWPP_U8 ? 255.0 : t == IWPP_U16 ? 65535.0 : INFINITY;
+}
+
+/* Checks shared by every composed op: in, out, sizes and connectivity. */
+static iwpp_status check_in_out(iwpp_context *ctx, const iwpp_image *in, int conn, const iwpp_image *out,
+                                unsigned out_types)
+{
+    iwpp_status st;
+    if ((st = iwpp_check_image(ctx, in, "in", IWPP_TYPES_GRAY, 1)) ||
+        (st = iwpp_check_image(ctx, out, "out", out_types, 0)) ||
+        (st = iwpp_check_same(ctx, in, "in", out, "out", 0)) ||
+        (st = iwpp_check_connectivity(ctx, conn, in)))
+        return st;
+    if (out_types != IWPP_TYPE_BIT(IWPP_U8) && out->type != in->type)
+        return iwpp_set_error(ctx, IWPP_EINVAL, "out is %s but in is %s; out must have the type of in",
+                              iwpp_type_name(out->type), iwpp_type_name(in->type));
+    return IWPP_OK;
+}
+
+/* What a composed operation does between upload and download. */
+typedef enum { FILL_HOLES, KILL_BORDERS, REG_MAX, REG_MIN, H_MAX, H_MIN, OPEN_REC, CLOSE_REC } composed_op;
+
+static iwpp_status run_composed(iwpp_context *ctx, composed_op op, const iwpp_image *in, int conn,
+                                double scalar, int radius, iwpp_image *out)
+{
+    const iwpp_backend_ops *ops = ctx->ops;
+    const iwpp_type t = in->type;
+    double t0 = iwpp_now_ms();
+    memset(&ctx->stats, 0, sizeof ctx->stats);
+    iwpp_bufset s = {.ctx = ctx};
+    iwpp_buf *f, *m, *r = NULL;
+    iwpp_status st;
+    if ((st = iwpp_bufset_input(&s, in, &f)) || (st = iwpp_bufset_alloc(&s, t, in, &m))) goto done;
+
+    switch (op) {
+    case FILL_HOLES: /* marker: in on the border, the maximum inside; reconstruct by erosion */
+        if (!(st = ops->pointwise(ctx, IWPP_PW_BORDER, m, f, NULL, type_max(t))))
+            st = ops->reconstruct(ctx, m, f, conn, IWPP_BY_EROSION);
+        r = m;
+        break;
+    case KILL_BORDERS: /* in - reconstruction by dilation from the border */
+        if (!(st = ops->pointwise(ctx, IWPP_PW_BORDER, m, f, NULL, type_min(t))) &&
+            !(st = ops->reconstruct(ctx, m, f, conn, IWPP_BY_DILATION)))
+            st = ops->pointwise(ctx, IWPP_PW_SUB, m, f, m, 0);
+        r = m;
+        break;
+    case REG_MAX:
+    case REG_MIN: {
+        /* A plateau is a maximum iff reconstructing (in - one step) under in leaves it below in.
+         * Only a constant image has a maximum at the type's minimum: it is all maxima. */
+        double lo, hi;
+        if ((st = iwpp_bufset_alloc(&s, IWPP_U8, in, &r)) || (st = ops->minmax(ctx, f, &lo, &hi))) break;
+        if (lo == hi) {
+            st = ops->pointwise(ctx, IWPP_PW_FILL, r, NULL, NULL, 255.0);
+        } else if (op == REG_MAX) {
+            if (!(st = ops->pointwise(ctx, IWPP_PW_STEP_DOWN, m, f, NULL, 0)) &&
+                !(st = ops->reconstruct(ctx, m, f, conn, IWPP_BY_DILATION)))
+                st = ops->pointwise(ctx, IWPP_PW_LESS, r, m, f, 0);
+        } else {
+            if (!(st = ops->pointwise(ctx, IWPP_PW_STEP_UP, m, f, NULL, 0)) &&
+                !(st = ops->reconstruct(ctx, m, f, conn, IWPP_BY_EROSION)))
+                st = ops->pointwise(ctx, IWPP_PW_GREATER, r, m, f, 0);
+        }
+        break;
+    }
+    case H_MAX:
+    case H_MIN: {
+        /* Integer types: h rounded half up; beyond the type's range it saturates the same way. */
+        double h = (t == IWPP_F32) ? scalar : fmin(floor(scalar + 0.5), 65536.0);
+        int dil = (op == H_MAX);
+        if (!(st = ops->pointwise(ctx, dil ? IWPP_PW_SUB_SCALAR : IWPP_PW_ADD_SCALAR, m, f, NULL, h)))
+            st = ops->reconstruct(ctx, m, f, conn, dil ? IWPP_BY_DILATION : IWPP_BY_EROSION);
+        r = m;
+        break;
+    }
+    case OPEN_REC:
+    case CLOSE_REC: {
+        int open = (op == OPEN_REC);
+        if (radius == 0) {
+            st = ops->pointwise(ctx, IWPP_PW_COPY, m, f, NULL, 0);
+        } else if (!(st = ops->morph_unit(ctx, m, f, conn, open ? IWPP_BY_EROSION : IWPP_BY_DILATION,
+                                          radius))) {
+            st = ops->reconstruct(ctx, m, f, conn, open ? IWPP_BY_DILATION : IWPP_BY_EROSION);
+        }
+        r = m;
+        break;
+    }
+    }
+    if (st == IWPP_OK) st = ops->download(ctx, r, out);
+done:
+    iwpp_bufset_free(&s);
+    if (st == IWPP_OK) iwpp_end(ctx, t0);
+    return st;
+}
+
+#define SAME_TYPE_OUT IWPP_TYPES_GRAY
+#define BINARY_OUT IWPP_TYPE_BIT(IWPP_U8)
+
+iwpp_status iwpp_fill_holes(iwpp_context *ctx, const iwpp_image *in, int connectivity, iwpp_image *out)
+{
+    iwpp_status st = iwpp_begin(ctx);
+    if (st || (st = check_in_out(ctx, in, connectivity, out, SAME_TYPE_OUT))) return st;
+    return run_composed(ctx, FILL_HOLES, in, connectivity, 0, 0, out);
+}
+
+iwpp_status iwpp_kill_borders(iwpp_context *ctx, const iwpp_image *in, int connectivity, iwpp_image *out)
+{
+    iwpp_status st = iwpp_begin(ctx);
+    if (st || (st = check_in_out(ctx, in, connectivity, out, SAME_TYPE_OUT))) return st;
+    return run_composed(ctx, KILL_BORDERS, in, connectivity, 0, 0, out);
+}
+
+iwpp_status iwpp_regional_maxima(iwpp_context *ctx, const iwpp_image *in, int connectivity, iwpp_image *out)
+{
+    iwpp_status st = iwpp_begin(ctx);
+    if (st || (st = check_in_out(ctx, in, connectivity, out, BINARY_OUT))) return st;
+    return run_composed(ctx, REG_MAX, in, connectivity, 0, 0, out);
+}
+
+iwpp_status iwpp_regional_minima(iwpp_context *ctx, const iwpp_image *in, int connectivity, iwpp_image *out)
+{
+    iwpp_status st = iwpp_begin(ctx);
+    if (st || (st = check_in_out(ctx, in, connectivity, out, BINARY_OUT))) return st;
+    return run_composed(ctx, REG_MIN, in, connectivity, 0, 0, out);
+}
+
+static iwpp_status check_h(iwpp_context *ctx, double h)
+{
+    if (!(h >= 0.0) || !isfinite(h))
+        return iwpp_set_error(ctx, IWPP_EINVAL, "h is %g; it must be a finite number of 0 or more", h);
+    return IWPP_OK;
+}
+
+iwpp_status iwpp_h_maxima(iwpp_context *ctx, const iwpp_image *in, double h, int connectivity,
+                          iwpp_image *out)
+{
+    iwpp_status st = iwpp_begin(ctx);
+    if (st || (st = check_in_out(ctx, in, connectivity, out, SAME_TYPE_OUT)) || (st = check_h(ctx, h)))
+        return st;
+    return run_composed(ctx, H_MAX, in, connectivity, h, 0, out);
+}
+
+iwpp_status iwpp_h_minima(iwpp_context *ctx, const iwpp_image *in, double h, int connectivity,
+                          iwpp_image *out)
+{
+    iwpp_status st = iwpp_begin(ctx);
+    if (st || (st = check_in_out(ctx, in, connectivity, out, SAME_TYPE_OUT)) || (st = check_h(ctx, h)))
+        return st;
+    return run_composed(ctx, H_MIN, in, connectivity, h, 0, out);
+}
+
+static iwpp_status check_radius(iwpp_context *ctx, int radius)
+{
+    if (radius < 0 || radius > 100000)
+        return iwpp_set_error(ctx, IWPP_EINVAL, "radius is %d; use 0 to 100000 pixels", radius);
+    return IWPP_OK;
+}
+
+iwpp_status iwpp_opening_by_reconstruction(iwpp_context *ctx, const iwpp_image *in, int radius,
+                                           int connectivity, iwpp_image *out)
+{
+    iwpp_status st = iwpp_begin(ctx);
+    if (st || (st = check_in_out(ctx, in, connectivity, out, SAME_TYPE_OUT)) ||
+        (st = check_radius(ctx, radius)))
+        return st;
+    return run_composed(ctx, OPEN_REC, in, connectivity, 0, radius, out);
+}
+
+iwpp_status iwpp_closing_by_reconstruction(iwpp_context *ctx, const iwpp_image *in, int radius,
+                                           int connectivity, iwpp_image *out)
+{
+    iwpp_status st = iwpp_begin(ctx);
+    if (st || (st = check_in_out(ctx, in, connectivity, out, SAME_TYPE_OUT)) ||
+        (st = check_radius(ctx, radius)))
+        return st;
+    return run_composed(ctx, CLOSE_REC, in, connectivity, 0, radius, out);
+}
