@@ -245,9 +245,10 @@ iwpp_backend iwpp_context_backend(const iwpp_context *ctx)
     return (ctx && ctx->ops) ? ctx->ops->kind : IWPP_BACKEND_CPU;
 }
 
-iwpp_status iwpp_context_stats(const iwpp_context *ctx, iwpp_stats *out)
+iwpp_status iwpp_context_stats(iwpp_context *ctx, iwpp_stats *out)
 {
-    if (!ctx || !out) return IWPP_EINVAL;
+    if (!ctx) return IWPP_EINVAL;
+    if (!out) return iwpp_set_error(ctx, IWPP_EINVAL, "stats output (out) is NULL");
     *out = ctx->stats;
     return IWPP_OK;
 }
@@ -431,7 +432,7 @@ iwpp_status iwpp_reconstruct(iwpp_context *ctx, iwpp_image *marker_inout, const 
     double t0 = iwpp_now_ms();
     memset(&ctx->stats, 0, sizeof ctx->stats);
     iwpp_bufset s = {.ctx = ctx};
-    iwpp_buf *mk, *ms;
+    iwpp_buf *mk = NULL, *ms = NULL;
     const iwpp_backend_ops *ops = ctx->ops;
     if (!(st = iwpp_bufset_input(&s, mask, &ms)) && !(st = iwpp_bufset_alloc(&s, mask->type, mask, &mk)) &&
         !(st = ops->upload(ctx, mk, marker_inout)) &&
@@ -474,7 +475,7 @@ iwpp_status iwpp_distance_transform(iwpp_context *ctx, const iwpp_image *binary,
     double t0 = iwpp_now_ms();
     memset(&ctx->stats, 0, sizeof ctx->stats);
     iwpp_bufset s = {.ctx = ctx};
-    iwpp_buf *in, *dist, *near = NULL;
+    iwpp_buf *in = NULL, *dist = NULL, *near = NULL;
     const iwpp_backend_ops *ops = ctx->ops;
     if (!(st = iwpp_bufset_input(&s, binary, &in)) && !(st = iwpp_bufset_alloc(&s, IWPP_F32, binary, &dist)) &&
         !(st = nearest_out ? iwpp_bufset_alloc(&s, IWPP_I64, binary, &near) : IWPP_OK) &&

@@ -20,21 +20,26 @@ static inline int iwpp_neighbors(int conn, int flat, int off[26][3])
         if (conn == 6) conn = 4;
         else if (conn == 18 || conn == 26) conn = 8;
     }
+    /* The most axes a neighbour may differ in, and whether z is involved at all. */
+    int max_axes, zr;
+    switch (conn) {
+    case 4: max_axes = 1; zr = 0; break;
+    case 8: max_axes = 2; zr = 0; break;
+    case 6: max_axes = 1; zr = 1; break;
+    case 18: max_axes = 2; zr = 1; break;
+    case 26: max_axes = 3; zr = 1; break;
+    default: return 0;
+    }
     int n = 0;
-    int zr = (conn == 4 || conn == 8) ? 0 : 1;
     for (int dz = -zr; dz <= zr; ++dz)
         for (int dy = -1; dy <= 1; ++dy)
             for (int dx = -1; dx <= 1; ++dx) {
-                int m = (dx != 0) + (dy != 0) + (dz != 0);
-                if (m == 0) continue;
-                int keep;
-                switch (conn) {
-                case 4: case 6: keep = (m == 1); break;
-                case 8: case 26: keep = 1; break;
-                case 18: keep = (m <= 2); break;
-                default: return 0;
-                }
-                if (keep) { off[n][0] = dx; off[n][1] = dy; off[n][2] = dz; ++n; }
+                int axes = (dx != 0) + (dy != 0) + (dz != 0);
+                if (axes == 0 || axes > max_axes) continue;
+                off[n][0] = dx;
+                off[n][1] = dy;
+                off[n][2] = dz;
+                ++n;
             }
     return n;
 }

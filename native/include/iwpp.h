@@ -177,7 +177,7 @@ typedef struct iwpp_stats {
 } iwpp_stats;
 
 /** Copy the figures of the last successful operation into @p out. */
-IWPP_API iwpp_status iwpp_context_stats(const iwpp_context *ctx, iwpp_stats *out);
+IWPP_API iwpp_status iwpp_context_stats(iwpp_context *ctx, iwpp_stats *out);
 
 /** Reconstruction mode. */
 typedef enum iwpp_morph_mode {

@@ -42,7 +42,7 @@ static iwpp_status run_composed(iwpp_context *ctx, composed_op op, const iwpp_im
     double t0 = iwpp_now_ms();
     memset(&ctx->stats, 0, sizeof ctx->stats);
     iwpp_bufset s = {.ctx = ctx};
-    iwpp_buf *f, *m, *r = NULL;
+    iwpp_buf *f = NULL, *m = NULL, *r = NULL;
     iwpp_status st;
     if ((st = iwpp_bufset_input(&s, in, &f)) || (st = iwpp_bufset_alloc(&s, t, in, &m))) goto done;
 

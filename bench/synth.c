@@ -1,0 +1,388 @@
+/* synth.c - deterministic synthetic inputs (see synth.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "synth.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+double synth_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return x;
+}
+
+/* Uniform in [0, 1) from a lattice point of one octave. */
+static float lattice01(uint64_t seed, int octave, int64_t ix, int64_t iy, int64_t iz)
+{
+    uint64_t x = mix64(seed + 0x9E3779B97F4A7C15ull * (uint64_t)(octave + 1));
+    x = mix64(x ^ ((uint64_t)ix * 0xD1B54A32D192ED03ull));
+    x = mix64(x ^ ((uint64_t)iy * 0xABC98388FB8FAC03ull));
+    x = mix64(x ^ ((uint64_t)iz * 0x8CB92BA72F3D8DD7ull));
+    return (float)(x >> 40) * (1.0f / 16777216.0f);
+}
+
+/* ---- tissue: value noise ---------------------------------------------- */
+
+#define N_OCT 4
+static const int oct_cell[N_OCT] = {256, 64, 16, 4};
+static const float oct_amp[N_OCT] = {0.40f, 0.27f, 0.20f, 0.13f};
+#define CONTRAST 1.7f
+#define BLOB_AMP 0.25f
+
+typedef struct {
+    int s;          /* cell edge in pixels */
+    int64_t nx, ny, nz;
+    float *lat;     /* lattice values, nx*ny*nz */
+    float *wt;      /* smoothstep weight of offset 0..s-1 inside a cell */
+} octave_t;
+
+static int octaves_make(octave_t *o, int64_t w, int64_t h, int64_t d, uint64_t seed)
+{
+    for (int k = 0; k < N_OCT; ++k) {
+        int s = oct_cell[k];
+        o[k].s = s;
+        o[k].nx = w / s + 2;
+        o[k].ny = h / s + 2;
+        o[k].nz = d > 1 ? d / s + 2 : 1;
+        int64_t n = o[k].nx * o[k].ny * o[k].nz;
+        o[k].lat = malloc((size_t)n * sizeof(float));
+        o[k].wt = malloc((size_t)s * sizeof(float));
+        if (!o[k].lat || !o[k].wt) return -1;
+        for (int i = 0; i < s; ++i) {
+            float t = ((float)i + 0.5f) / (float)s;
+            o[k].wt[i] = t * t * (3.0f - 2.0f * t);
+        }
+        int64_t nx = o[k].nx, ny = o[k].ny;
+        float *lat = o[k].lat;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+        for (int64_t i = 0; i < n; ++i)
+            lat[i] = lattice01(seed, k, i % nx, (i / nx) % ny, i / (nx * ny));
+    }
+    return 0;
+}
+
+static void octaves_free(octave_t *o)
+{
+    for (int k = 0; k < N_OCT; ++k) {
+        free(o[k].lat);
+        free(o[k].wt);
+    }
+}
+
+void synth_tissue(void *out, iwpp_type t, int64_t w, int64_t h, int64_t d, uint64_t seed)
+{
+    octave_t o[N_OCT];
+    memset(o, 0, sizeof o);
+    if (octaves_make(o, w, h, d, seed) != 0) {
+        octaves_free(o);
+        memset(out, 0, (size_t)(w * h * d) * iwpp_type_size(t));
+        return;
+    }
+    /* bright nuclei-like blobs (with nucleoli holes) on top of the texture */
+    uint8_t *blobs = malloc((size_t)(w * h * d));
+    if (blobs && synth_nuclei(blobs, w, h, d, seed + 7) != 0) {
+        free(blobs);
+        blobs = NULL;
+    }
+    int flat = d == 1;
+    int64_t rows = h * d;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 16)
+#endif
+    for (int64_t r = 0; r < rows; ++r) {
+        int64_t y = r % h, z = r / h;
+        /* per octave: the two (or four) lattice rows around this pixel row and their weights */
+        const float *row[N_OCT][4];
+        float wy[N_OCT], wz[N_OCT];
+        for (int k = 0; k < N_OCT; ++k) {
+            int s = o[k].s;
+            int64_t iy = y / s, iz = flat ? 0 : z / s;
+            wy[k] = o[k].wt[y % s];
+            wz[k] = flat ? 0.0f : o[k].wt[z % s];
+            int64_t nx = o[k].nx, ny = o[k].ny;
+            row[k][0] = o[k].lat + (iz * ny + iy) * nx;
+            row[k][1] = o[k].lat + (iz * ny + iy + 1) * nx;
+            row[k][2] = flat ? row[k][0] : o[k].lat + ((iz + 1) * ny + iy) * nx;
+            row[k][3] = flat ? row[k][1] : o[k].lat + ((iz + 1) * ny + iy + 1) * nx;
+        }
+        for (int64_t x = 0; x < w; ++x) {
+            float f = 0.0f;
+            for (int k = 0; k < N_OCT; ++k) {
+                int s = o[k].s;
+                int64_t ix = x / s;
+                float wx = o[k].wt[x % s];
+                const float *const *rr = row[k];
+                float a0 = rr[0][ix] + wx * (rr[0][ix + 1] - rr[0][ix]);
+                float a1 = rr[1][ix] + wx * (rr[1][ix + 1] - rr[1][ix]);
+                float v = a0 + wy[k] * (a1 - a0);
+                if (!flat) {
+                    float b0 = rr[2][ix] + wx * (rr[2][ix + 1] - rr[2][ix]);
+                    float b1 = rr[3][ix] + wx * (rr[3][ix + 1] - rr[3][ix]);
+                    float vb = b0 + wy[k] * (b1 - b0);
+                    v = v + wz[k] * (vb - v);
+                }
+                f += oct_amp[k] * v;
+            }
+            if (blobs) f = f * (1.0f - BLOB_AMP) + (blobs[r * w + x] ? BLOB_AMP : 0.0f);
+            f = (f - 0.5f) * CONTRAST + 0.5f;
+            if (f < 0.0f) f = 0.0f;
+            if (f > 1.0f) f = 1.0f;
+            int64_t i = r * w + x;
+            switch (t) {
+            case IWPP_U8: ((uint8_t *)out)[i] = (uint8_t)(f * 255.0f + 0.5f); break;
+            case IWPP_U16: ((uint16_t *)out)[i] = (uint16_t)(f * 65535.0f + 0.5f); break;
+            case IWPP_F32: ((float *)out)[i] = f * 255.0f; break;
+            default: break;
+            }
+        }
+    }
+    free(blobs);
+    octaves_free(o);
+}
+
+/* ---- nuclei: disks / spheres ---------------------------------------------- */
+
+typedef struct {
+    double cx, cy, cz, r, hole; /* hole: radius of the central hole, 0 if none */
+} blob_t;
+
+typedef struct {
+    uint64_t s;
+} rng_t;
+
+static double rng01(rng_t *g)
+{
+    g->s += 0x9E3779B97F4A7C15ull;
+    return (double)(mix64(g->s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Rows [y0, y1) of slice z: paint (value) the part of ball (cx,cy,cz,r) there. */
+static void paint_ball(uint8_t *img, int64_t w, int64_t h, int64_t d, int64_t band0, int64_t band1,
+                       double cx, double cy, double cz, double r, uint8_t value)
+{
+    /* A band is a range of rows (2D) or slices (3D). */
+    int flat = d == 1;
+    int64_t z0 = 0, z1 = 1, y0 = 0, y1 = h;
+    if (flat) {
+        y0 = (int64_t)ceil(cy - r);
+        y1 = (int64_t)floor(cy + r) + 1;
+        if (y0 < band0) y0 = band0;
+        if (y1 > band1) y1 = band1;
+    } else {
+        z0 = (int64_t)ceil(cz - r);
+        z1 = (int64_t)floor(cz + r) + 1;
+        if (z0 < band0) z0 = band0;
+        if (z1 > band1) z1 = band1;
+    }
+    for (int64_t z = z0; z < z1; ++z) {
+        double dz = flat ? 0.0 : (double)z - cz;
+        double rz2 = r * r - dz * dz;
+        if (rz2 < 0) continue;
+        double rz = sqrt(rz2);
+        int64_t ya = flat ? y0 : (int64_t)ceil(cy - rz);
+        int64_t yb = flat ? y1 : (int64_t)floor(cy + rz) + 1;
+        if (ya < 0) ya = 0;
+        if (yb > h) yb = h;
+        for (int64_t y = ya; y < yb; ++y) {
+            double dy = (double)y - cy;
+            double q = rz2 - dy * dy;
+            if (q < 0) continue;
+            double half = sqrt(q);
+            int64_t xa = (int64_t)ceil(cx - half), xb = (int64_t)floor(cx + half) + 1;
+            if (xa < 0) xa = 0;
+            if (xb > w) xb = w;
+            if (xa < xb) memset(img + (z * h + y) * w + xa, value, (size_t)(xb - xa));
+        }
+    }
+}
+
+int synth_nuclei(uint8_t *out, int64_t w, int64_t h, int64_t d, uint64_t seed)
+{
+    int flat = d == 1;
+    double rmin = flat ? 6.0 : 4.0, rmax = flat ? 16.0 : 10.0;
+    double rmean = 0.5 * (rmin + rmax);
+    double vol = flat ? M_PI * rmean * rmean : 4.0 / 3.0 * M_PI * rmean * rmean * rmean;
+    double coverage = 0.20;
+    int64_t n = (int64_t)(coverage * (double)(w * h * d) / vol) + 1;
+    blob_t *b = malloc((size_t)n * sizeof *b);
+    if (!b) return -1;
+    rng_t g = {seed ^ 0x5DEECE66Dull};
+    for (int64_t i = 0; i < n; ++i) {
+        double r = rmin + (rmax - rmin) * rng01(&g);
+        double cx = rng01(&g) * (double)w, cy = rng01(&g) * (double)h;
+        double cz = flat ? 0.0 : rng01(&g) * (double)d;
+        if (i % 4 == 1) { /* a sibling touching (or slightly overlapping) the previous blob */
+            double dist = b[i - 1].r + r - 2.0 * rng01(&g);
+            double a = 2.0 * M_PI * rng01(&g);
+            double e = flat ? 0.0 : M_PI * (rng01(&g) - 0.5);
+            cx = b[i - 1].cx + dist * cos(a) * cos(e);
+            cy = b[i - 1].cy + dist * sin(a) * cos(e);
+            cz = flat ? 0.0 : b[i - 1].cz + dist * sin(e);
+        }
+        b[i].cx = cx;
+        b[i].cy = cy;
+        b[i].cz = cz;
+        b[i].r = r;
+        b[i].hole = (i % 5 == 0) ? 0.35 * r : 0.0;
+    }
+    /* Bucket the blobs by bands of rows (2D) or slices (3D), so bands paint in parallel. */
+    int64_t extent = flat ? h : d;
+    int64_t band = flat ? 32 : 4;
+    int64_t nb = (extent + band - 1) / band;
+    int64_t *cnt = calloc((size_t)nb + 1, sizeof *cnt);
+    if (!cnt) {
+        free(b);
+        return -1;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+        double c = flat ? b[i].cy : b[i].cz;
+        int64_t lo = (int64_t)floor(c - b[i].r), hi = (int64_t)ceil(c + b[i].r);
+        if (lo < 0) lo = 0;
+        if (hi > extent - 1) hi = extent - 1;
+        for (int64_t k = lo / band; lo <= hi && k <= hi / band; ++k) cnt[k + 1]++;
+    }
+    for (int64_t k = 0; k < nb; ++k) cnt[k + 1] += cnt[k];
+    int64_t *idx = malloc((size_t)(cnt[nb] > 0 ? cnt[nb] : 1) * sizeof *idx);
+    int64_t *fill = malloc((size_t)nb * sizeof *fill);
+    if (!idx || !fill) {
+        free(idx);
+        free(fill);
+        free(cnt);
+        free(b);
+        return -1;
+    }
+    memcpy(fill, cnt, (size_t)nb * sizeof *fill);
+    for (int64_t i = 0; i < n; ++i) {
+        double c = flat ? b[i].cy : b[i].cz;
+        int64_t lo = (int64_t)floor(c - b[i].r), hi = (int64_t)ceil(c + b[i].r);
+        if (lo < 0) lo = 0;
+        if (hi > extent - 1) hi = extent - 1;
+        for (int64_t k = lo / band; lo <= hi && k <= hi / band; ++k) idx[fill[k]++] = i;
+    }
+    memset(out, 0, (size_t)(w * h * d));
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1)
+#endif
+    for (int64_t k = 0; k < nb; ++k) {
+        int64_t b0 = k * band, b1 = b0 + band < extent ? b0 + band : extent;
+        for (int64_t j = cnt[k]; j < cnt[k + 1]; ++j) {
+            const blob_t *p = &b[idx[j]];
+            paint_ball(out, w, h, d, b0, b1, p->cx, p->cy, p->cz, p->r, 255);
+        }
+        /* holes after every disk of the band, so the result does not depend on order */
+        for (int64_t j = cnt[k]; j < cnt[k + 1]; ++j) {
+            const blob_t *p = &b[idx[j]];
+            if (p->hole > 0) paint_ball(out, w, h, d, b0, b1, p->cx, p->cy, p->cz, p->hole, 0);
+        }
+    }
+    free(fill);
+    free(idx);
+    free(cnt);
+    free(b);
+    return 0;
+}
+
+/* ---- spiral ---------------------------------------------------------------- */
+
+static int spiral_free_cell(const uint8_t *m, int64_t w, int64_t h, int64_t x, int64_t y)
+{
+    return x >= 0 && y >= 0 && x < w && y < h && m[y * w + x] == 0;
+}
+
+static int spiral_can_move(const uint8_t *m, int64_t w, int64_t h, int64_t x, int64_t y, int dx,
+                           int dy)
+{
+    int64_t nx = x + dx, ny = y + dy;
+    if (!spiral_free_cell(m, w, h, nx, ny)) return 0;
+    int64_t fx = nx + dx, fy = ny + dy;
+    int outside = fx < 0 || fy < 0 || fx >= w || fy >= h;
+    return outside || m[fy * w + fx] == 0; /* keep a one-pixel wall before visited corridor */
+}
+
+void synth_spiral(uint8_t *out, int64_t w, int64_t h, int64_t d)
+{
+    static const int dirs[4][2] = {{1, 0}, {0, 1}, {-1, 0}, {0, -1}};
+    memset(out, 0, (size_t)(w * h * d));
+    int64_t x = 0, y = 0;
+    int k = 0;
+    out[0] = 255;
+    for (;;) {
+        if (!spiral_can_move(out, w, h, x, y, dirs[k][0], dirs[k][1])) {
+            int k2 = (k + 1) & 3;
+            if (!spiral_can_move(out, w, h, x, y, dirs[k2][0], dirs[k2][1])) break;
+            k = k2;
+        }
+        x += dirs[k][0];
+        y += dirs[k][1];
+        out[y * w + x] = 255;
+    }
+    for (int64_t z = 1; z < d; ++z) memcpy(out + z * w * h, out, (size_t)(w * h));
+}
+
+/* ---- pointwise helpers ----------------------------------------------------- */
+
+double synth_h_for_type(double h, iwpp_type t)
+{
+    return t == IWPP_U16 ? h * 257.0 : h;
+}
+
+void synth_sub_sat(void *out, const void *in, iwpp_type t, int64_t n, double s)
+{
+    switch (t) {
+    case IWPP_U8: {
+        int v = (int)lround(s);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+        for (int64_t i = 0; i < n; ++i) {
+            int a = ((const uint8_t *)in)[i] - v;
+            ((uint8_t *)out)[i] = (uint8_t)(a < 0 ? 0 : a > 255 ? 255 : a);
+        }
+        break;
+    }
+    case IWPP_U16: {
+        long v = lround(s);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+        for (int64_t i = 0; i < n; ++i) {
+            long a = ((const uint16_t *)in)[i] - v;
+            ((uint16_t *)out)[i] = (uint16_t)(a < 0 ? 0 : a > 65535 ? 65535 : a);
+        }
+        break;
+    }
+    case IWPP_F32: {
+        float v = (float)s;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+        for (int64_t i = 0; i < n; ++i) ((float *)out)[i] = ((const float *)in)[i] - v;
+        break;
+    }
+    default: break;
+    }
+}
+
+void synth_add_sat(void *out, const void *in, iwpp_type t, int64_t n, double s)
+{
+    synth_sub_sat(out, in, t, n, -s);
+}

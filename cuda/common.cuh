@@ -1,0 +1,192 @@
+/*
+ * common.cuh - state, error handling and small device helpers shared by the
+ * CUDA backend's .cu files (internal).
+ */
+#ifndef IWPP_CUDA_COMMON_CUH
+#define IWPP_CUDA_COMMON_CUH
+
+#include "cuda_backend.h"
+#include "neighborhood.h"
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <float.h>
+
+/* Per-context state (ctx->backend_state). One context is used by one host thread at a time;
+ * every operation runs on the context's own stream. */
+struct cuda_state {
+    int dev;
+    cudaStream_t stream;
+    cudaEvent_t ev0, ev1;
+    int sms;                    /* multiprocessors */
+    size_t smem_optin;          /* largest dynamic shared memory per block (opt-in) */
+    char name[256];
+    void *scratch;              /* grow-only device scratch arena, freed on close */
+    size_t scratch_bytes;
+    unsigned long long *dctr;   /* 64 device counters */
+    unsigned long long *hctr;   /* their pinned host mirror */
+};
+
+#define IWPP_CUDA_NCTR 64
+
+static inline cuda_state *cu_state(iwpp_context *ctx) { return (cuda_state *)ctx->backend_state; }
+
+/* Record a CUDA failure in ctx: ENOMEM for allocation failures, EDEVICE otherwise. */
+iwpp_status cu_fail(iwpp_context *ctx, cudaError_t err, const char *what);
+
+/* Evaluate a CUDA call; on failure record it and return the status from the enclosing function. */
+#define CU_TRY(ctx, call, what)                                    \
+    do {                                                           \
+        cudaError_t e_ = (call);                                   \
+        if (e_ != cudaSuccess) return cu_fail((ctx), e_, (what));  \
+    } while (0)
+
+/* Make the context's device current on this host thread. */
+iwpp_status cu_enter(iwpp_context *ctx);
+/* A device scratch area of at least @p bytes (grow-only; contents undefined). */
+iwpp_status cu_scratch(iwpp_context *ctx, size_t bytes, void **out);
+/* Device allocation with the "needed X MiB, Y MiB free" message on failure. */
+iwpp_status cu_malloc(iwpp_context *ctx, void **p, size_t bytes, const char *what);
+/* Start / stop the compute timer (events on the stream); stop syncs and adds to stats.compute_ms. */
+iwpp_status cu_timer_start(iwpp_context *ctx);
+iwpp_status cu_timer_stop(iwpp_context *ctx);
+/* Launch-error check followed by a stream synchronisation. */
+iwpp_status cu_sync(iwpp_context *ctx, const char *what);
+
+static inline size_t cu_type_size(iwpp_type t)
+{
+    return t == IWPP_U8 ? 1 : t == IWPP_U16 ? 2 : t == IWPP_I64 ? 8 : 4;
+}
+
+static inline unsigned cu_blocks(int64_t n, int threads, int cap)
+{
+    int64_t b = (n + threads - 1) / threads;
+    if (b < 1) b = 1;
+    if (b > cap) b = cap;
+    return (unsigned)b;
+}
+
+/* ---- pixel type traits ---- */
+template <typename T> struct pix;
+template <> struct pix<uint8_t> {
+    static __host__ __device__ __forceinline__ uint8_t lowest() { return 0; }
+    static __host__ __device__ __forceinline__ uint8_t highest() { return 255; }
+};
+template <> struct pix<uint16_t> {
+    static __host__ __device__ __forceinline__ uint16_t lowest() { return 0; }
+    static __host__ __device__ __forceinline__ uint16_t highest() { return 65535; }
+};
+template <> struct pix<float> {
+    static __host__ __device__ __forceinline__ float lowest() { return -INFINITY; }
+    static __host__ __device__ __forceinline__ float highest() { return INFINITY; }
+};
+
+/* Ordering of a reconstruction: dilation raises values (max), erosion lowers them (min).
+ * "ahead(a, b)": a would propagate over b. */
+template <bool ERO> struct order {
+    template <typename T> static __device__ __forceinline__ bool ahead(T a, T b) { return ERO ? (a < b) : (a > b); }
+    template <typename T> static __device__ __forceinline__ T best(T a, T b) { return ahead(a, b) ? a : b; }
+    template <typename T> static __device__ __forceinline__ T limit(T a, T bound) { return ahead(a, bound) ? bound : a; }
+    template <typename T> static __device__ __forceinline__ T worst() { return ERO ? pix<T>::highest() : pix<T>::lowest(); }
+    template <typename T> static __device__ __forceinline__ T top() { return ERO ? pix<T>::lowest() : pix<T>::highest(); }
+};
+
+/* Read through L2 only (values other blocks update with atomics during the kernel). */
+__device__ __forceinline__ uint8_t ld_cg(const uint8_t *p) { return (uint8_t)__ldcg((const unsigned char *)p); }
+__device__ __forceinline__ uint16_t ld_cg(const uint16_t *p) { return (uint16_t)__ldcg((const unsigned short *)p); }
+__device__ __forceinline__ float ld_cg(const float *p) { return __ldcg(p); }
+
+/* Atomically move *addr towards @p val (max for dilation, min for erosion); returns the old value.
+ * U8/U16 are updated with compare-and-swap on the containing 32-bit word (buffers are padded to
+ * 16 bytes, so the word never leaves the allocation). */
+template <bool ERO, typename T>
+__device__ __forceinline__ T atomic_improve(T *addr, T val)
+{
+    uintptr_t a = (uintptr_t)addr;
+    unsigned int *word = (unsigned int *)(a & ~(uintptr_t)3);
+    const unsigned shift = (unsigned)(a & 3) * 8u;
+    const unsigned m = (sizeof(T) == 1 ? 0xFFu : 0xFFFFu) << shift;
+    unsigned int old = __ldcg(word);
+    for (;;) {
+        T ov = (T)((old & m) >> shift);
+        if (!order<ERO>::ahead(val, ov)) return ov;
+        unsigned int nw = (old & ~m) | ((unsigned int)val << shift);
+        unsigned int prev = atomicCAS(word, old, nw);
+        if (prev == old) return ov;
+        old = prev;
+    }
+}
+
+template <>
+__device__ __forceinline__ float atomic_improve<false, float>(float *addr, float val)
+{
+    int *w = (int *)addr;
+    float ov = __ldcg(addr);
+    while (val > ov) {
+        int prev = atomicCAS(w, __float_as_int(ov), __float_as_int(val));
+        float pv = __int_as_float(prev);
+        if (prev == __float_as_int(ov)) return ov;
+        ov = pv;
+    }
+    return ov;
+}
+
+template <>
+__device__ __forceinline__ float atomic_improve<true, float>(float *addr, float val)
+{
+    int *w = (int *)addr;
+    float ov = __ldcg(addr);
+    while (val < ov) {
+        int prev = atomicCAS(w, __float_as_int(ov), __float_as_int(val));
+        float pv = __int_as_float(prev);
+        if (prev == __float_as_int(ov)) return ov;
+        ov = pv;
+    }
+    return ov;
+}
+
+/* Image geometry and neighbourhood passed by value to kernels. */
+struct geom {
+    int64_t w, h, d;
+    int n;                 /* number of neighbours */
+    signed char off[26][3];
+};
+
+/* The neighbourhood of native/neighborhood.h (same sets, same raster order), written without
+ * the switch: in the library build on the GPU machine (gcc 13.3, -O3) iwpp_neighbors() returned
+ * 0 for connectivity 4 and 6 while standalone builds of the same header returned 4. */
+static inline int cu_neighbors(int conn, int flat, int o[26][3])
+{
+    if (flat && conn == 6) conn = 4;
+    if (flat && (conn == 18 || conn == 26)) conn = 8;
+    if (conn != 4 && conn != 6 && conn != 8 && conn != 18 && conn != 26) return 0;
+    const int zr = (conn == 4 || conn == 8) ? 0 : 1;
+    const int maxm = (conn == 4 || conn == 6) ? 1 : (conn == 18 ? 2 : 3);
+    int n = 0;
+    for (int dz = -zr; dz <= zr; ++dz)
+        for (int dy = -1; dy <= 1; ++dy)
+            for (int dx = -1; dx <= 1; ++dx) {
+                const int m = (dx != 0) + (dy != 0) + (dz != 0);
+                if (m == 0 || m > maxm) continue;
+                o[n][0] = dx;
+                o[n][1] = dy;
+                o[n][2] = dz;
+                ++n;
+            }
+    return n;
+}
+
+static inline geom make_geom(const iwpp_buf *b, int connectivity)
+{
+    geom g;
+    g.w = b->w;
+    g.h = b->h;
+    g.d = b->d;
+    int o[26][3];
+    g.n = cu_neighbors(connectivity, b->d == 1, o);
+    for (int i = 0; i < g.n; ++i)
+        for (int k = 0; k < 3; ++k) g.off[i][k] = (signed char)o[i][k];
+    return g;
+}
+
+#endif

@@ -1,0 +1,292 @@
+/*
+ * IwppNative.java - the Java face of the IWPP C library (native/include/iwpp.h).
+ *
+ * One class of static native methods over primitive arrays, plus the code that
+ * finds and loads the native library. Images are given as one array per slice,
+ * as ImageJ stores them: byte[][] (8-bit, U8), short[][] (16-bit, U16, read as
+ * unsigned) or float[][] (32-bit, F32). A 2D image is an array of one slice;
+ * the number of slices is the depth of a 3D image.
+ *
+ * Every native method takes (backend, device, threads) first: they select the
+ * native context. The glue keeps one context per Java thread (contexts are not
+ * shared between threads) and re-creates it when these settings change, so
+ * several threads may call at once.
+ *
+ * Errors: IllegalArgumentException for a wrong argument (IWPP_EINVAL),
+ * IwppException (with the status code) for everything else. The message is the
+ * library's sentence. A call that fails writes no output.
+ */
+package iwpp;
+
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.StandardCopyOption;
+import java.util.zip.CRC32;
+
+public final class IwppNative {
+
+    /** Version of this Java layer; the tests check it equals the native library's. */
+    public static final String VERSION = "0.1.0";
+
+    /* iwpp_status */
+    public static final int OK = 0, EINVAL = 1, ENOMEM = 2, EDEVICE = 3, EUNSUPPORTED = 4, EINTERNAL = 5;
+    /* iwpp_backend */
+    public static final int BACKEND_AUTO = 0, BACKEND_CPU = 1, BACKEND_CUDA = 2, BACKEND_OPENCL = 3;
+    /* iwpp_morph_mode */
+    public static final int BY_DILATION = 0, BY_EROSION = 1;
+    /* iwpp_edt_method */
+    public static final int EDT_EXACT = 0, EDT_DANIELSSON = 1;
+    /* indices into lastStats() */
+    public static final int STAT_BACKEND = 0, STAT_TOTAL_MS = 1, STAT_COMPUTE_MS = 2,
+            STAT_PIXELS_VISITED = 3, STAT_ROUNDS = 4, STAT_OVERFLOW_RERUNS = 5, STAT_GLUE_MS = 6,
+            STAT_CONTEXT_MS = 7, STAT_COPY_MS = 8;
+
+    /** Resource path of the native library inside the plugin jar. */
+    public static final String RESOURCE_DIR = "/native/linux-x86_64/";
+    public static final String LIBRARY_NAME = "iwpp_jni";
+
+    private static final String BACKEND_NAMES[] = { "auto", "cpu", "cuda", "opencl" };
+
+    private static volatile String location;   // where the library was loaded from
+    private static volatile Throwable loadError; // why it could not be loaded
+
+    static {
+        try {
+            location = loadLibrary();
+        } catch (Throwable t) {
+            loadError = t;
+        }
+    }
+
+    private IwppNative() {
+    }
+
+    /** True if the native library is loaded and the native methods can be called. */
+    public static boolean isLoaded() {
+        return location != null;
+    }
+
+    /** The file the native library was loaded from, or null. */
+    public static String libraryLocation() {
+        return location;
+    }
+
+    /** Throws an IwppException that says why the native library is not usable, if it is not. */
+    public static void requireLoaded() {
+        if (location == null) {
+            Throwable t = loadError;
+            throw new IwppException(EDEVICE, "The IWPP native library could not be loaded: "
+                    + (t == null ? "unknown reason" : t.getMessage()), t);
+        }
+    }
+
+    /** "auto", "cpu", "cuda" or "opencl" (as iwpp_backend_name). */
+    public static String backendName(int backend) {
+        return backend >= 0 && backend < BACKEND_NAMES.length ? BACKEND_NAMES[backend] : "unknown";
+    }
+
+    /** The backend code for a name ("auto", "cpu", "cuda", "opencl"; case ignored), or -1. */
+    public static int backendFromName(String name) {
+        for (int i = 0; i < BACKEND_NAMES.length; i++)
+            if (BACKEND_NAMES[i].equalsIgnoreCase(name == null ? "" : name.trim()))
+                return i;
+        return -1;
+    }
+
+    /** Whether a backend is built and has a usable device. */
+    public static boolean backendAvailable(int backend) {
+        return backendUnavailableReason(backend) == null;
+    }
+
+    /* ---------------------------------------------------------------- natives */
+
+    /** The native library's version, "major.minor.patch". */
+    public static native String version();
+
+    /** null if @p backend is usable, else the library's reason (iwpp_backend_available). */
+    public static native String backendUnavailableReason(int backend);
+
+    /** Number of devices of a backend (0 if unavailable). */
+    public static native int deviceCount(int backend);
+
+    /**
+     * Device @p index of @p backend: returns {name, platform}; if @p numbersOut is
+     * not null (length >= 3) it receives {global memory bytes, compute units, is GPU 0/1}.
+     */
+    public static native String[] deviceInfo(int backend, int index, long[] numbersOut);
+
+    /**
+     * Figures of the last successful operation on this thread, indexed by the
+     * STAT_* constants: backend that ran, total ms, compute ms, pixels visited,
+     * rounds, overflow re-runs, the ms of the whole JNI call, and of that call
+     * the ms spent creating the native context (first call of a thread or new
+     * settings) and copying pixels between Java arrays and native buffers.
+     * null if this thread has not run an operation yet.
+     */
+    public static native double[] lastStats();
+
+    /** The algorithm variant of the last successful operation on this thread ("" if none). */
+    public static native String lastVariant();
+
+    /**
+     * Morphological reconstruction of @p marker under (BY_DILATION) or over
+     * (BY_EROSION) @p mask, in place in @p marker (iwpp_reconstruct). Both are
+     * arrays of slices of the same type and sizes.
+     */
+    public static native void reconstruct(int backend, int device, int threads, Object[] marker,
+            Object[] mask, int width, int height, int connectivity, int mode);
+
+    /**
+     * Euclidean distance transform of @p binary (nonzero = foreground) into
+     * @p dist (float slices); @p nearest (long slices) may be null, else it
+     * receives the linear index of the nearest background pixel.
+     */
+    public static native void distanceTransform(int backend, int device, int threads, Object[] binary,
+            int width, int height, int method, double spacingX, double spacingY, double spacingZ,
+            float[][] dist, long[][] nearest);
+
+    /** Fill holes; @p out has the type and sizes of @p in (it may be @p in itself). */
+    public static native void fillHoles(int backend, int device, int threads, Object[] in, int width,
+            int height, int connectivity, Object[] out);
+
+    /** Kill borders; @p out has the type and sizes of @p in. */
+    public static native void killBorders(int backend, int device, int threads, Object[] in, int width,
+            int height, int connectivity, Object[] out);
+
+    /** Regional maxima into @p out (byte slices, 255 on maxima). */
+    public static native void regionalMaxima(int backend, int device, int threads, Object[] in,
+            int width, int height, int connectivity, byte[][] out);
+
+    /** Regional minima into @p out (byte slices, 255 on minima). */
+    public static native void regionalMinima(int backend, int device, int threads, Object[] in,
+            int width, int height, int connectivity, byte[][] out);
+
+    /** H-maxima transform; @p out has the type and sizes of @p in. */
+    public static native void hMaxima(int backend, int device, int threads, Object[] in, int width,
+            int height, double h, int connectivity, Object[] out);
+
+    /** H-minima transform; @p out has the type and sizes of @p in. */
+    public static native void hMinima(int backend, int device, int threads, Object[] in, int width,
+            int height, double h, int connectivity, Object[] out);
+
+    /** Opening by reconstruction; @p out has the type and sizes of @p in. */
+    public static native void openingByReconstruction(int backend, int device, int threads, Object[] in,
+            int width, int height, int radius, int connectivity, Object[] out);
+
+    /** Closing by reconstruction; @p out has the type and sizes of @p in. */
+    public static native void closingByReconstruction(int backend, int device, int threads, Object[] in,
+            int width, int height, int radius, int connectivity, Object[] out);
+
+    /* ----------------------------------------------------------- the loader */
+
+    /**
+     * Load order: the file named by -Diwpp.jni.library; libiwpp_jni.so on
+     * java.library.path or in Fiji's lib/linux64; else the copy inside this jar,
+     * extracted once to ~/.cache/iwpp/VERSION/ (or $XDG_CACHE_HOME/iwpp/VERSION/).
+     */
+    private static String loadLibrary() throws IOException {
+        String explicit = System.getProperty("iwpp.jni.library");
+        if (explicit != null && !explicit.isEmpty()) {
+            File f = new File(explicit);
+            System.load(f.getAbsolutePath());
+            return f.getAbsolutePath();
+        }
+        String file = System.mapLibraryName(LIBRARY_NAME);
+        String path = System.getProperty("java.library.path", "");
+        for (String dir : path.split(File.pathSeparator)) {
+            if (dir.isEmpty())
+                continue;
+            File f = new File(dir, file);
+            if (f.isFile())
+                return loadFile(f);
+        }
+        for (String prop : new String[] { "fiji.dir", "ij.dir" }) {
+            String root = System.getProperty(prop);
+            if (root == null)
+                continue;
+            File f = new File(new File(new File(root, "lib"), "linux64"), file);
+            if (f.isFile())
+                return loadFile(f);
+        }
+        return loadFile(extractFromJar(file));
+    }
+
+    private static String loadFile(File f) throws IOException {
+        String abs = f.getAbsolutePath();
+        try {
+            System.load(abs);
+            return abs;
+        } catch (UnsatisfiedLinkError e) {
+            String m = String.valueOf(e.getMessage());
+            if (!m.contains("another classloader"))
+                throw e;
+            /* ImageJ re-created its plugin class loader (e.g. after Help>Refresh
+             * Menus): a JVM loads one file in one class loader only, so load a copy. */
+            File copy = File.createTempFile("libiwpp_jni-", ".so", f.getParentFile());
+            copy.deleteOnExit();
+            Files.copy(f.toPath(), copy.toPath(), StandardCopyOption.REPLACE_EXISTING);
+            System.load(copy.getAbsolutePath());
+            return copy.getAbsolutePath();
+        }
+    }
+
+    private static File extractFromJar(String file) throws IOException {
+        String os = System.getProperty("os.name", "").toLowerCase();
+        String arch = System.getProperty("os.arch", "");
+        if (!os.contains("linux") || !(arch.equals("amd64") || arch.equals("x86_64")))
+            throw new IOException("this plugin carries a native library for linux-x86_64 only, not for "
+                    + os + "-" + arch + "; put a " + file + " built for this system on java.library.path");
+        byte[] bytes;
+        InputStream in = IwppNative.class.getResourceAsStream(RESOURCE_DIR + file);
+        if (in == null)
+            throw new IOException("the jar holds no " + RESOURCE_DIR + file
+                    + " and no " + file + " was found on java.library.path");
+        try {
+            ByteArrayOutputStream buf = new ByteArrayOutputStream(1 << 20);
+            byte[] chunk = new byte[1 << 16];
+            for (int n; (n = in.read(chunk)) > 0;)
+                buf.write(chunk, 0, n);
+            bytes = buf.toByteArray();
+        } finally {
+            in.close();
+        }
+        CRC32 crc = new CRC32();
+        crc.update(bytes, 0, bytes.length);
+        String base = System.getenv("XDG_CACHE_HOME");
+        File cache = (base != null && !base.isEmpty()) ? new File(base)
+                : new File(System.getProperty("user.home"), ".cache");
+        File dir = new File(new File(cache, "iwpp"), VERSION);
+        /* The checksum in the name tells builds of one version apart, so an
+         * existing file is never rewritten while another JVM may have it mapped. */
+        File target = new File(dir, String.format("lib%s-%08x.so", LIBRARY_NAME, crc.getValue()));
+        if (target.isFile() && target.length() == bytes.length)
+            return target;
+        if (!dir.isDirectory() && !dir.mkdirs() && !dir.isDirectory())
+            throw new IOException("cannot create the cache folder " + dir);
+        File tmp = File.createTempFile("extract-", ".tmp", dir);
+        try {
+            OutputStream out = new FileOutputStream(tmp);
+            try {
+                out.write(bytes);
+            } finally {
+                out.close();
+            }
+            try {
+                Files.move(tmp.toPath(), target.toPath(), StandardCopyOption.ATOMIC_MOVE);
+            } catch (IOException e) {
+                /* another JVM may have put it there first */
+                if (!(target.isFile() && target.length() == bytes.length))
+                    throw e;
+            }
+        } finally {
+            if (tmp.exists() && !tmp.delete())
+                tmp.deleteOnExit();
+        }
+        return target;
+    }
+}

@@ -1,0 +1,837 @@
+/*
+ * edt.c - Euclidean distance transform on the CPU.
+ *
+ * Two methods:
+ *
+ * IWPP_EDT_EXACT ("edt-exact-separable")
+ *   A separable, linear-time exact transform that carries the nearest
+ *   background pixel (the "site") through one pass per axis:
+ *     A. along the outermost axis (y in 2D, z in 3D): for every pixel the
+ *        nearest background pixel on its own line, by a forward and a
+ *        backward sweep. The sweeps run over whole rows (2D) or slices (3D)
+ *        at once, so every memory access is contiguous; threads take
+ *        disjoint strips of columns.
+ *     B. (3D only) along y: lower envelope of parabolas per column. Columns
+ *        are processed in blocks of COLS_PER_BLOCK, gathered into a small
+ *        column-major scratch so the strided axis is read one cache line per
+ *        row instead of one pixel per row.
+ *     C. along x (contiguous): lower envelope of parabolas per row, then the
+ *        outputs.
+ *   The lower envelope (Felzenszwalb-Huttenlocher) is built without any
+ *   division: the intersection abscissa of two parabolas is kept as a
+ *   numerator/denominator pair and compared by cross-multiplication; the
+ *   final scan picks, at each x, the envelope parabola by comparing the
+ *   values themselves. With unit spacing every quantity is an integer held
+ *   exactly in a double (for images up to ~10^5 pixels a side), so the
+ *   chosen site is an exact minimiser.
+ *
+ *   Arithmetic of the result (the GPU backends reproduce it bit for bit):
+ *   with the site (sx, sy, sz) of pixel (x, y, z) and spacing (hx, hy, hz),
+ *   all in IEEE double, evaluated in this order,
+ *       d2 = ( ((double)(z - sz) * hz)^2 + ((double)(y - sy) * hy)^2 )
+ *            + ((double)(x - sx) * hx)^2
+ *   (in 2D the z term is absent: d2 = ((y-sy)*hy)^2 + ((x-sx)*hx)^2), and
+ *       dist = (float)sqrt(d2)
+ *   i.e. the double distance correctly rounded once to float. This is the
+ *   order in which SciPy's distance_transform_edt(sampling=(hz, hy, hx))
+ *   forms its float64 result, so dist equals that result cast to float32.
+ *   nearest = sx + w * (sy + h * sz). Ties go to the site the passes meet
+ *   last (the larger coordinate along the pass axis).
+ *
+ * IWPP_EDT_DANIELSSON ("edt-danielsson")
+ *   The IWPP propagation of Teodoro et al. (paper 000, Alg. 3): every pixel
+ *   holds its current nearest background pixel (site); background pixels
+ *   with a foreground neighbour seed a FIFO; popping p, each neighbour q
+ *   (8-connected in 2D, 26 in 3D) takes p's site if that is strictly closer
+ *   to q (d2 as above) and is queued. Sequential (the result then does not
+ *   depend on the thread count). Distances are formed from the final sites
+ *   with the same arithmetic as the exact method, so a pixel whose site is
+ *   a true nearest one gets exactly the exact result.
+ *   Bounds, for any order of propagation (so for the GPU backends too): when
+ *   the queue is empty, d(q, site(q)) <= d(q, site(p)) <= d(p, site(p)) +
+ *   |q - p| for every neighbour p of q, hence along a neighbour path from the
+ *   true nearest background pixel b of q:
+ *       exact(q) <= result(q) <= L(q - b),
+ *   L(v) = (n1 - n2) h1 + (n2 - n3) sqrt(h1^2 + h2^2) + n3 sqrt(h1^2 + h2^2 + h3^2)
+ *   with n1 >= n2 >= n3 the step counts |v_i| sorted, h_i their spacings
+ *   (n3 = 0 in 2D). With unit spacing L <= 1.0824 exact in 2D and
+ *   <= 1.1281 exact in 3D. Measured (random and hill-climbed adversarial
+ *   images): at most 0.091 pixel above exact in 2D with unit spacing, 0.34 of
+ *   the smallest spacing with spacing (1, 3); no error found in 3D with unit
+ *   spacing. Exact on 1D lines and with one background pixel.
+ *
+ * No background at all: dist = +INFINITY and nearest = -1 everywhere.
+ */
+#include "cpu.h"
+#include "neighborhood.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#define IWPP_OMP(x) _Pragma(#x)
+#else
+#define IWPP_OMP(x)
+#endif
+
+#define NO_SITE ((int32_t)-1)
+#define COLS_PER_BLOCK 16
+
+/* ------------------------------------------------------------------------ */
+/* Pass A: nearest background pixel along the outer axis of a stack of
+ * `count` planes of `len` contiguous pixels (rows in 2D, slices in 3D).
+ * out[k*len + i] = index k' of the nearest background pixel on line i, or
+ * NO_SITE. Only columns i0 <= i < i1 are touched. */
+
+#define DEFINE_FORWARD_SWEEP(T, NAME)                                                     \
+    static void NAME(const T *in, int64_t len, int64_t count, int64_t i0, int64_t i1,     \
+                     int32_t *out)                                                        \
+    {                                                                                     \
+        {                                                                                 \
+            const T *r = in + i0;                                                         \
+            int32_t *o = out + i0;                                                        \
+            int64_t n = i1 - i0;                                                          \
+            for (int64_t i = 0; i < n; ++i) o[i] = (r[i] == 0) ? 0 : NO_SITE;             \
+        }                                                                                 \
+        for (int64_t k = 1; k < count; ++k) {                                             \
+            const T *r = in + k * len + i0;                                               \
+            int32_t *o = out + k * len + i0;                                              \
+            const int32_t *p = o - len;                                                   \
+            int32_t kk = (int32_t)k;                                                      \
+            int64_t n = i1 - i0;                                                          \
+            for (int64_t i = 0; i < n; ++i) o[i] = (r[i] == 0) ? kk : p[i];               \
+        }                                                                                 \
+    }
+
+DEFINE_FORWARD_SWEEP(uint8_t, forward_u8)
+DEFINE_FORWARD_SWEEP(uint16_t, forward_u16)
+DEFINE_FORWARD_SWEEP(float, forward_f32)
+
+static void backward_sweep(int64_t len, int64_t count, int64_t i0, int64_t i1, int32_t *out)
+{
+    int64_t n = i1 - i0;
+    for (int64_t k = count - 2; k >= 0; --k) {
+        int32_t *o = out + k * len + i0;
+        const int32_t *b = o + len; /* final values of line k+1 */
+        int32_t kk = (int32_t)k;
+        for (int64_t i = 0; i < n; ++i) {
+            int32_t cur = o[i], cand = b[i];
+            /* cand is either cur itself or the nearest site below k */
+            int take = (cand != NO_SITE) & ((cur == NO_SITE) | (cand - kk < kk - cur));
+            o[i] = take ? cand : cur;
+        }
+    }
+}
+
+static void pass_outer(const void *in, iwpp_type type, int64_t len, int64_t count, int64_t i0,
+                       int64_t i1, int32_t *out)
+{
+    switch (type) {
+    case IWPP_U8: forward_u8((const uint8_t *)in, len, count, i0, i1, out); break;
+    case IWPP_U16: forward_u16((const uint16_t *)in, len, count, i0, i1, out); break;
+    default: forward_f32((const float *)in, len, count, i0, i1, out); break;
+    }
+    backward_sweep(len, count, i0, i1, out);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lower envelope of the parabolas  F_p(i) = f[p] + ((double)(i - p) * h)^2
+ * over the sites p (f[p] finite) of a line of n pixels: arg[i] receives a site
+ * minimising F_p(i) (NO_SITE if the line has no site) and d2[i] (if not NULL)
+ * that minimum, computed exactly as F above.
+ *
+ * A site with f[p] == 0 (a background pixel of the line itself) is a wall:
+ * for i on one side of it, every site on the other side is strictly farther.
+ * The line is therefore cut at its walls and each run of pixels between two
+ * walls is solved on its own: short runs by trying every site of the run and
+ * its two walls, longer ones by the Felzenszwalb-Huttenlocher envelope.
+ * Scratch: walls (n+1 int32), v (n int32), zn, zd (n doubles). */
+
+#define SHORT_RUN 6
+
+/* Felzenszwalb-Huttenlocher over the sites in [lo, hi], answers for x in
+ * [xlo, xhi]. Intersections are kept as num/den pairs (den > 0) and compared
+ * by cross-multiplication, so there is no division. */
+static void envelope_range(const double *f, double h, int64_t lo, int64_t hi, int64_t xlo,
+                           int64_t xhi, int32_t *v, double *zn, double *zd, int32_t *arg,
+                           double *d2)
+{
+    const double h2 = h * h;
+    int64_t k = -1;
+    for (int64_t q = lo; q <= hi; ++q) {
+        const double fq = f[q];
+        if (fq == INFINITY) continue;
+        double num = 0.0, den = 1.0;
+        while (k >= 0) {
+            const int64_t p = v[k];
+            /* abscissa where F_q overtakes F_p: num / den */
+            num = (fq - f[p]) + h2 * (double)((q - p) * (q + p));
+            den = 2.0 * h2 * (double)(q - p);
+            /* keep p while that abscissa lies right of where p itself took over */
+            if (k == 0 || num * zd[k] > zn[k] * den) break;
+            --k;
+        }
+        ++k;
+        v[k] = (int32_t)q;
+        zn[k] = num;
+        zd[k] = den;
+    }
+    if (k < 0) {
+        for (int64_t x = xlo; x <= xhi; ++x) {
+            arg[x] = NO_SITE;
+            if (d2) d2[x] = INFINITY;
+        }
+        return;
+    }
+    const int64_t top = k;
+    k = 0;
+    int64_t p = v[0];
+    double fp = f[p];
+    for (int64_t x = xlo; x <= xhi; ++x) {
+        double t = (double)(x - p) * h;
+        double cur = fp + t * t;
+        while (k < top) {
+            const int64_t pn = v[k + 1];
+            double tn = (double)(x - pn) * h;
+            double nxt = f[pn] + tn * tn;
+            if (nxt > cur) break;
+            ++k;
+            p = pn;
+            fp = f[pn];
+            cur = nxt;
+        }
+        arg[x] = (int32_t)p;
+        if (d2) d2[x] = cur;
+    }
+}
+
+static void envelope_line(int64_t n, const double *f, double h, int32_t *walls, int32_t *v,
+                          double *zn, double *zd, int32_t *arg, double *d2)
+{
+    int64_t nw = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        walls[nw] = (int32_t)i;
+        nw += (f[i] == 0.0);
+    }
+    int64_t a = -1; /* the wall left of the run, -1 if none */
+    for (int64_t wi = 0; wi <= nw; ++wi) {
+        const int64_t b = (wi < nw) ? walls[wi] : n; /* the wall right of it, n if none */
+        const int64_t len = b - a - 1;
+        if (len > 0) {
+            const int64_t lo = (a < 0) ? 0 : a, hi = (b >= n) ? n - 1 : b;
+            if (len <= SHORT_RUN) {
+                for (int64_t x = a + 1; x < b; ++x) {
+                    double best = INFINITY;
+                    int32_t bi = NO_SITE;
+                    for (int64_t s = lo; s <= hi; ++s) {
+                        double t = (double)(x - s) * h;
+                        double val = f[s] + t * t;
+                        if (val < best) {
+                            best = val;
+                            bi = (int32_t)s;
+                        }
+                    }
+                    arg[x] = bi;
+                    if (d2) d2[x] = best;
+                }
+            } else {
+                envelope_range(f, h, lo, hi, a + 1, b - 1, v, zn, zd, arg, d2);
+            }
+        }
+        if (b < n) {
+            arg[b] = (int32_t)b;
+            if (d2) d2[b] = 0.0;
+        }
+        a = b;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+
+typedef struct exact_job {
+    const iwpp_buf *bin;
+    int64_t w, h, d;
+    double hx, hy, hz;
+    int32_t *ny;      /* per pixel: y of the site (aliases the dist buffer) */
+    int32_t *nz;      /* 3D: per pixel z of the site (own allocation) */
+    float *dist;
+    int64_t *nearest; /* may be NULL */
+    /* 2D bands */
+    int64_t nbands;
+    int32_t *carry_up;   /* [nbands][w]: nearest background row above the band */
+    int32_t *carry_down; /* [nbands][w]: nearest background row below the band */
+} exact_job;
+
+/* Per-thread scratch. */
+typedef struct scratch {
+    double *f, *zn, *zd, *d2;
+    int32_t *v, *arg, *walls, *rny, *rnz, *below;
+    double *fc;            /* 3D pass B: COLS_PER_BLOCK columns of h */
+    int32_t *nzc, *argc;
+} scratch;
+
+static void scratch_free(scratch *S)
+{
+    free(S->f);
+    free(S->zn);
+    free(S->zd);
+    free(S->d2);
+    free(S->v);
+    free(S->arg);
+    free(S->walls);
+    free(S->rny);
+    free(S->rnz);
+    free(S->below);
+    free(S->fc);
+    free(S->nzc);
+    free(S->argc);
+    memset(S, 0, sizeof *S);
+}
+
+static int scratch_alloc(scratch *S, int64_t w, int64_t h, int columns)
+{
+    const size_t m = (size_t)(w > h ? w : h) + 1;
+    memset(S, 0, sizeof *S);
+    S->f = (double *)malloc(m * sizeof(double));
+    S->zn = (double *)malloc(m * sizeof(double));
+    S->zd = (double *)malloc(m * sizeof(double));
+    S->d2 = (double *)malloc(m * sizeof(double));
+    S->v = (int32_t *)malloc(m * sizeof(int32_t));
+    S->arg = (int32_t *)malloc(m * sizeof(int32_t));
+    S->walls = (int32_t *)malloc(m * sizeof(int32_t));
+    S->rny = (int32_t *)malloc(m * sizeof(int32_t));
+    S->rnz = (int32_t *)malloc(m * sizeof(int32_t));
+    S->below = (int32_t *)malloc(m * sizeof(int32_t));
+    int ok = S->f && S->zn && S->zd && S->d2 && S->v && S->arg && S->walls && S->rny && S->rnz &&
+             S->below;
+    if (ok && columns) {
+        const size_t c = (size_t)COLS_PER_BLOCK * (size_t)h;
+        S->fc = (double *)malloc(c * sizeof(double));
+        S->nzc = (int32_t *)malloc(c * sizeof(int32_t));
+        S->argc = (int32_t *)malloc(c * sizeof(int32_t));
+        ok = S->fc && S->nzc && S->argc;
+    }
+    if (!ok) scratch_free(S);
+    return ok;
+}
+
+/* Pass C for row (y, z), whose sites' y (and z in 3D) are in S->rny (S->rnz):
+ * envelope along x, then the outputs. */
+static void row_output(const exact_job *J, int64_t y, int64_t z, scratch *S)
+{
+    const int64_t w = J->w, h = J->h;
+    const int64_t off = (z * h + y) * w;
+    double *f = S->f;
+    const int32_t *rny = S->rny, *rnz = S->rnz;
+    const double hy = J->hy, hz = J->hz;
+    const int32_t yy = (int32_t)y, zz = (int32_t)z;
+    if (J->nz) {
+        for (int64_t x = 0; x < w; ++x) {
+            const int32_t sy = rny[x], sz = rnz[x];
+            double tz = (double)(zz - sz) * hz;
+            double ty = (double)(yy - sy) * hy;
+            double v = tz * tz + ty * ty;
+            f[x] = (sy == NO_SITE) ? INFINITY : v;
+        }
+    } else {
+        for (int64_t x = 0; x < w; ++x) {
+            const int32_t sy = rny[x];
+            double ty = (double)(yy - sy) * hy;
+            double v = ty * ty;
+            f[x] = (sy == NO_SITE) ? INFINITY : v;
+        }
+    }
+    envelope_line(w, f, J->hx, S->walls, S->v, S->zn, S->zd, S->arg, S->d2);
+    float *dst = J->dist + off;
+    const double *d2 = S->d2;
+    for (int64_t x = 0; x < w; ++x) dst[x] = (float)sqrt(d2[x]);
+    if (J->nearest) {
+        int64_t *nd = J->nearest + off;
+        const int32_t *arg = S->arg;
+        for (int64_t x = 0; x < w; ++x) {
+            int32_t a = arg[x];
+            if (a == NO_SITE) {
+                nd[x] = -1;
+            } else {
+                int64_t sz = J->nz ? rnz[a] : 0;
+                nd[x] = (int64_t)a + w * ((int64_t)rny[a] + h * sz);
+            }
+        }
+    }
+}
+
+/* ---- 2D: pass A in horizontal bands, fused with pass C. ----
+ * Step 1 (per band): forward sweep inside the band into ny (NO_SITE where no
+ * background lies above within the band), and the first background row of
+ * every column of the band (into carry_down, temporarily).
+ * Step 2 (serial, nbands x w): turn the per-band last/first rows into the
+ * nearest background row above / below each band.
+ * Step 3 (per band, bottom to top): backward sweep that completes each row's
+ * column sites, then the row's envelope and outputs while it is hot. */
+
+#define DEFINE_BAND_FORWARD(T, NAME)                                                      \
+    static void NAME##_row(const T *restrict r, const int32_t *restrict p,                \
+                           int32_t *restrict o, int32_t *restrict first, int32_t yy,      \
+                           int64_t w)                                                     \
+    {                                                                                     \
+        for (int64_t i = 0; i < w; ++i) {                                                 \
+            /* all-ones masks keep the loop free of branches */                           \
+            const int32_t bg = -(int32_t)(r[i] == 0);                                     \
+            const int32_t pv = p[i], fi = first[i];                                       \
+            const int32_t c = bg & -(int32_t)(fi == NO_SITE);                             \
+            o[i] = (yy & bg) | (pv & ~bg);                                                \
+            first[i] = (yy & c) | (fi & ~c);                                              \
+        }                                                                                 \
+    }                                                                                     \
+    static void NAME(const T *in, int64_t w, int64_t y0, int64_t y1, int32_t *ny,         \
+                     int32_t *first)                                                      \
+    {                                                                                     \
+        const T *r = in + y0 * w;                                                         \
+        int32_t *o = ny + y0 * w;                                                         \
+        const int32_t yy = (int32_t)y0;                                                   \
+        for (int64_t i = 0; i < w; ++i) {                                                 \
+            const int32_t bg = -(int32_t)(r[i] == 0);                                     \
+            const int32_t v = (yy & bg) | (NO_SITE & ~bg);                                \
+            o[i] = v;                                                                     \
+            first[i] = v;                                                                 \
+        }                                                                                 \
+        for (int64_t y = y0 + 1; y < y1; ++y)                                             \
+            NAME##_row(in + y * w, ny + (y - 1) * w, ny + y * w, first, (int32_t)y, w);   \
+    }
+
+#define DEFINE_BAND_BACKWARD(T, NAME)                                                     \
+    static void NAME(const T *in, int64_t w, int64_t y, const int32_t *restrict ny,       \
+                     const int32_t *restrict up0, int32_t *restrict below,                \
+                     int32_t *restrict rny)                                               \
+    {                                                                                     \
+        const T *restrict r = in + y * w;                                                 \
+        const int32_t yy = (int32_t)y;                                                    \
+        for (int64_t i = 0; i < w; ++i) {                                                 \
+            const int32_t bg = -(int32_t)(r[i] == 0);                                     \
+            const int32_t bv = below[i], nv = ny[i], uv = up0[i];                         \
+            const int32_t b = (yy & bg) | (bv & ~bg);                                     \
+            const int32_t nn = -(int32_t)(nv == NO_SITE);                                 \
+            const int32_t u = (uv & nn) | (nv & ~nn);                                     \
+            below[i] = b;                                                                 \
+            const int32_t take = -(int32_t)((b != NO_SITE) &                              \
+                                            ((u == NO_SITE) | (b - yy < yy - u)));        \
+            rny[i] = (b & take) | (u & ~take);                                            \
+        }                                                                                 \
+    }
+
+DEFINE_BAND_FORWARD(uint8_t, band_forward_u8)
+DEFINE_BAND_FORWARD(uint16_t, band_forward_u16)
+DEFINE_BAND_FORWARD(float, band_forward_f32)
+DEFINE_BAND_BACKWARD(uint8_t, band_backward_u8)
+DEFINE_BAND_BACKWARD(uint16_t, band_backward_u16)
+DEFINE_BAND_BACKWARD(float, band_backward_f32)
+
+static void band_rows(const exact_job *J, int64_t b, int64_t *y0, int64_t *y1)
+{
+    *y0 = b * J->h / J->nbands;
+    *y1 = (b + 1) * J->h / J->nbands;
+}
+
+static void band_step1(const exact_job *J, int64_t b)
+{
+    int64_t y0, y1;
+    band_rows(J, b, &y0, &y1);
+    int32_t *first = J->carry_down + b * J->w;
+    switch (J->bin->type) {
+    case IWPP_U8: band_forward_u8((const uint8_t *)J->bin->ptr, J->w, y0, y1, J->ny, first); break;
+    case IWPP_U16:
+        band_forward_u16((const uint16_t *)J->bin->ptr, J->w, y0, y1, J->ny, first);
+        break;
+    default: band_forward_f32((const float *)J->bin->ptr, J->w, y0, y1, J->ny, first); break;
+    }
+    /* the band's last row holds, per column, its last background row */
+    memcpy(J->carry_up + b * J->w, J->ny + (y1 - 1) * J->w, (size_t)J->w * sizeof(int32_t));
+}
+
+static void band_step2(const exact_job *J)
+{
+    const int64_t w = J->w, nb = J->nbands;
+    /* carry_up[b] := last background row strictly above band b */
+    for (int64_t i = 0; i < w; ++i) {
+        int32_t run = NO_SITE;
+        for (int64_t b = 0; b < nb; ++b) {
+            int32_t last = J->carry_up[b * w + i];
+            J->carry_up[b * w + i] = run;
+            if (last != NO_SITE) run = last;
+        }
+        run = NO_SITE;
+        for (int64_t b = nb - 1; b >= 0; --b) {
+            int32_t first = J->carry_down[b * w + i];
+            J->carry_down[b * w + i] = run;
+            if (first != NO_SITE) run = first;
+        }
+    }
+}
+
+static void band_step3(const exact_job *J, int64_t b, scratch *S)
+{
+    int64_t y0, y1;
+    band_rows(J, b, &y0, &y1);
+    const int64_t w = J->w;
+    const int32_t *up0 = J->carry_up + b * w;
+    memcpy(S->below, J->carry_down + b * w, (size_t)w * sizeof(int32_t));
+    for (int64_t y = y1 - 1; y >= y0; --y) {
+        /* the band's forward values of row y, read before the row is overwritten */
+        memcpy(S->rnz, J->ny + y * w, (size_t)w * sizeof(int32_t));
+        switch (J->bin->type) {
+        case IWPP_U8:
+            band_backward_u8((const uint8_t *)J->bin->ptr, w, y, S->rnz, up0, S->below, S->rny);
+            break;
+        case IWPP_U16:
+            band_backward_u16((const uint16_t *)J->bin->ptr, w, y, S->rnz, up0, S->below,
+                              S->rny);
+            break;
+        default:
+            band_backward_f32((const float *)J->bin->ptr, w, y, S->rnz, up0, S->below, S->rny);
+            break;
+        }
+        row_output(J, y, 0, S);
+    }
+}
+
+/* ---- 3D ---- */
+
+/* Pass B (3D) for the block of columns x0 <= x < x0 + bw of slice z. */
+static void exact_colblock(const exact_job *J, int64_t z, int64_t x0, int64_t bw, scratch *S)
+{
+    const int64_t w = J->w, h = J->h;
+    int32_t *nzc = S->nzc, *argc = S->argc;
+    double *fc = S->fc;
+    for (int64_t y = 0; y < h; ++y) {
+        const int32_t *src = J->nz + (z * h + y) * w + x0;
+        for (int64_t j = 0; j < bw; ++j) nzc[j * h + y] = src[j];
+    }
+    for (int64_t j = 0; j < bw; ++j) {
+        double *f = fc + j * h;
+        const int32_t *c = nzc + j * h;
+        for (int64_t y = 0; y < h; ++y) {
+            double tz = (double)(z - c[y]) * J->hz;
+            f[y] = (c[y] == NO_SITE) ? INFINITY : tz * tz;
+        }
+        envelope_line(h, f, J->hy, S->walls, S->v, S->zn, S->zd, argc + j * h, NULL);
+    }
+    for (int64_t y = 0; y < h; ++y) {
+        int32_t *dy = J->ny + (z * h + y) * w + x0;
+        int32_t *dz = J->nz + (z * h + y) * w + x0;
+        for (int64_t j = 0; j < bw; ++j) {
+            int32_t a = argc[j * h + y];
+            dy[j] = a;
+            dz[j] = (a == NO_SITE) ? NO_SITE : nzc[j * h + a];
+        }
+    }
+}
+
+static iwpp_status enomem_scratch(iwpp_context *ctx, int nt, int64_t w, int64_t h)
+{
+    int64_t m = (w > h ? w : h);
+    return iwpp_set_error(ctx, IWPP_ENOMEM,
+                          "distance transform: cannot allocate the per-thread scratch lines "
+                          "(%d threads, about %.1f KiB each); free memory or use fewer threads",
+                          nt, (double)(m * (40 + 12 * COLS_PER_BLOCK)) / 1024.0);
+}
+
+static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const double spacing[3],
+                             iwpp_buf *dist, iwpp_buf *nearest)
+{
+    const int64_t w = bin->w, h = bin->h, d = bin->d;
+    const int nt = iwpp_cpu_threads(ctx);
+    exact_job J;
+    memset(&J, 0, sizeof J);
+    J.bin = bin;
+    J.w = w;
+    J.h = h;
+    J.d = d;
+    J.hx = spacing[0];
+    J.hy = spacing[1];
+    J.hz = spacing[2];
+    J.dist = (float *)dist->ptr;
+    J.ny = (int32_t *)dist->ptr; /* the float output doubles as the int32 site map */
+    J.nearest = nearest ? (int64_t *)nearest->ptr : NULL;
+    int failed = 0;
+
+    if (d == 1) {
+        int64_t nb = (int64_t)nt * 4;
+        if (nb > h) nb = h;
+        if (nb < 1) nb = 1;
+        J.nbands = nb;
+        J.carry_up = (int32_t *)malloc((size_t)(nb * w) * sizeof(int32_t));
+        J.carry_down = (int32_t *)malloc((size_t)(nb * w) * sizeof(int32_t));
+        if (!J.carry_up || !J.carry_down) {
+            free(J.carry_up);
+            free(J.carry_down);
+            return iwpp_set_error(ctx, IWPP_ENOMEM,
+                                  "distance transform: cannot allocate %.1f MiB of host memory "
+                                  "for the band borders; free memory or use fewer threads",
+                                  (double)(nb * w) * 8.0 / 1048576.0);
+        }
+IWPP_OMP(omp parallel for num_threads(nt) schedule(dynamic, 1) if (nb > 1))
+        for (int64_t b = 0; b < nb; ++b) band_step1(&J, b);
+        band_step2(&J);
+IWPP_OMP(omp parallel num_threads(nt) if (nb > 1))
+        {
+            scratch S;
+            int ok = scratch_alloc(&S, w, h, 0);
+            if (!ok) {
+IWPP_OMP(omp atomic write)
+                failed = 1;
+            }
+IWPP_OMP(omp for schedule(dynamic, 1))
+            for (int64_t b = 0; b < nb; ++b)
+                if (ok) band_step3(&J, b, &S);
+            if (ok) scratch_free(&S);
+        }
+        free(J.carry_up);
+        free(J.carry_down);
+    } else {
+        J.nz = (int32_t *)malloc((size_t)(w * h * d) * sizeof(int32_t));
+        if (!J.nz)
+            return iwpp_set_error(ctx, IWPP_ENOMEM,
+                                  "distance transform: cannot allocate %.1f MiB of host memory "
+                                  "for the z-site map of a %lldx%lldx%lld image; free memory or "
+                                  "use a smaller image",
+                                  (double)(w * h * d) * 4.0 / 1048576.0, (long long)w,
+                                  (long long)h, (long long)d);
+        /* Pass A: along z, strips of the xy plane. */
+        {
+            const int64_t len = w * h;
+            int64_t chunk = (len + nt - 1) / nt;
+            if (chunk < 256) chunk = 256;
+            chunk = (chunk + 15) / 16 * 16;
+            const int64_t nchunks = (len + chunk - 1) / chunk;
+IWPP_OMP(omp parallel for num_threads(nt) schedule(dynamic, 1) if (nchunks > 1))
+            for (int64_t c = 0; c < nchunks; ++c) {
+                int64_t i0 = c * chunk, i1 = i0 + chunk < len ? i0 + chunk : len;
+                pass_outer(bin->ptr, bin->type, len, d, i0, i1, J.nz);
+            }
+        }
+        /* Pass B: along y, blocks of columns; pass C: along x, rows. */
+        const int64_t nxb = (w + COLS_PER_BLOCK - 1) / COLS_PER_BLOCK;
+        const int64_t tasks = nxb * d, rows = h * d;
+IWPP_OMP(omp parallel num_threads(nt))
+        {
+            scratch S;
+            int ok = scratch_alloc(&S, w, h, 1);
+            if (!ok) {
+IWPP_OMP(omp atomic write)
+                failed = 1;
+            }
+IWPP_OMP(omp for schedule(dynamic, 4))
+            for (int64_t t = 0; t < tasks; ++t) {
+                if (!ok) continue;
+                int64_t z = t / nxb, x0 = (t % nxb) * COLS_PER_BLOCK;
+                int64_t bw = w - x0 < COLS_PER_BLOCK ? w - x0 : COLS_PER_BLOCK;
+                exact_colblock(&J, z, x0, bw, &S);
+            }
+            /* implicit barrier: pass B is complete everywhere */
+IWPP_OMP(omp for schedule(dynamic, 16))
+            for (int64_t r = 0; r < rows; ++r) {
+                if (!ok) continue;
+                const int64_t y = r % h, z = r / h;
+                memcpy(S.rny, J.ny + r * w, (size_t)w * sizeof(int32_t));
+                memcpy(S.rnz, J.nz + r * w, (size_t)w * sizeof(int32_t));
+                row_output(&J, y, z, &S);
+            }
+            if (ok) scratch_free(&S);
+        }
+        free(J.nz);
+    }
+    if (failed) return enomem_scratch(ctx, nt, w, h);
+    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "%s", "edt-exact-separable");
+    ctx->stats.pixels_visited = 0;
+    ctx->stats.rounds = (d > 1) ? 3 : 2;
+    return IWPP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Danielsson by IWPP propagation. */
+
+typedef struct site3 {
+    int32_t x, y, z; /* x < 0: no site yet ("infinitely far") */
+} site3;
+
+typedef struct fifo {
+    int64_t *a;  /* linear pixel indices */
+    size_t cap;  /* power of two */
+    size_t head; /* next to pop */
+    size_t size;
+} fifo;
+
+static int fifo_push(fifo *q, int64_t v)
+{
+    if (q->size == q->cap) {
+        size_t ncap = q->cap * 2;
+        int64_t *na = (int64_t *)malloc(ncap * sizeof(int64_t));
+        if (!na) return 0;
+        /* unwrap into the new array */
+        size_t first = q->cap - q->head;
+        if (first > q->size) first = q->size;
+        memcpy(na, q->a + q->head, first * sizeof(int64_t));
+        memcpy(na + first, q->a, (q->size - first) * sizeof(int64_t));
+        free(q->a);
+        q->a = na;
+        q->cap = ncap;
+        q->head = 0;
+    }
+    q->a[(q->head + q->size) & (q->cap - 1)] = v;
+    q->size++;
+    return 1;
+}
+
+static inline double site_d2(const site3 *s, int64_t x, int64_t y, int64_t z, double hx,
+                             double hy, double hz)
+{
+    double tz = (double)(z - s->z) * hz;
+    double ty = (double)(y - s->y) * hy;
+    double tx = (double)(x - s->x) * hx;
+    return (tz * tz + ty * ty) + tx * tx;
+}
+
+static inline int is_bg(const void *p, iwpp_type t, int64_t i)
+{
+    switch (t) {
+    case IWPP_U8: return ((const uint8_t *)p)[i] == 0;
+    case IWPP_U16: return ((const uint16_t *)p)[i] == 0;
+    default: return ((const float *)p)[i] == 0.0f;
+    }
+}
+
+static iwpp_status edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin,
+                                  const double spacing[3], iwpp_buf *dist, iwpp_buf *nearest)
+{
+    const int64_t w = bin->w, h = bin->h, d = bin->d, n = w * h * d;
+    const double hx = spacing[0], hy = spacing[1], hz = spacing[2];
+    int off[26][3];
+    const int nn = iwpp_neighbors(26, d == 1, off);
+    site3 *vr = (site3 *)malloc((size_t)n * sizeof(site3));
+    fifo q;
+    q.cap = 1024;
+    q.head = 0;
+    q.size = 0;
+    q.a = (int64_t *)malloc(q.cap * sizeof(int64_t));
+    if (!vr || !q.a) {
+        free(vr);
+        free(q.a);
+        return iwpp_set_error(ctx, IWPP_ENOMEM,
+                              "Danielsson distance transform: cannot allocate %.1f MiB of host "
+                              "memory for the nearest-site map; free memory or use the exact "
+                              "method on a smaller image",
+                              (double)n * (double)sizeof(site3) / 1048576.0);
+    }
+    int oom = 0;
+    /* Initialization: sites of background pixels, contour pixels queued. */
+    for (int64_t z = 0; z < d && !oom; ++z)
+        for (int64_t y = 0; y < h && !oom; ++y)
+            for (int64_t x = 0; x < w; ++x) {
+                int64_t i = x + w * (y + h * z);
+                if (!is_bg(bin->ptr, bin->type, i)) {
+                    vr[i].x = -1;
+                    vr[i].y = -1;
+                    vr[i].z = -1;
+                    continue;
+                }
+                vr[i].x = (int32_t)x;
+                vr[i].y = (int32_t)y;
+                vr[i].z = (int32_t)z;
+                for (int k = 0; k < nn; ++k) {
+                    int64_t qx = x + off[k][0], qy = y + off[k][1], qz = z + off[k][2];
+                    if (qx < 0 || qx >= w || qy < 0 || qy >= h || qz < 0 || qz >= d) continue;
+                    if (!is_bg(bin->ptr, bin->type, qx + w * (qy + h * qz))) {
+                        if (!fifo_push(&q, i)) oom = 1;
+                        break;
+                    }
+                }
+                if (oom) break;
+            }
+    /* Propagation. */
+    int64_t pops = 0;
+    while (q.size > 0 && !oom) {
+        int64_t p = q.a[q.head];
+        q.head = (q.head + 1) & (q.cap - 1);
+        q.size--;
+        pops++;
+        const int64_t px = p % w, py = (p / w) % h, pz = p / (w * h);
+        const site3 s = vr[p];
+        for (int k = 0; k < nn; ++k) {
+            int64_t qx = px + off[k][0], qy = py + off[k][1], qz = pz + off[k][2];
+            if (qx < 0 || qx >= w || qy < 0 || qy >= h || qz < 0 || qz >= d) continue;
+            int64_t qi = qx + w * (qy + h * qz);
+            site3 *t = &vr[qi];
+            double dn = site_d2(&s, qx, qy, qz, hx, hy, hz);
+            if (t->x < 0 || dn < site_d2(t, qx, qy, qz, hx, hy, hz)) {
+                *t = s;
+                if (!fifo_push(&q, qi)) {
+                    oom = 1;
+                    break;
+                }
+            }
+        }
+    }
+    if (oom) {
+        size_t cap = q.cap;
+        free(vr);
+        free(q.a);
+        return iwpp_set_error(ctx, IWPP_ENOMEM,
+                              "Danielsson distance transform: cannot grow the propagation "
+                              "queue beyond %zu entries (%.1f MiB); free memory or use the "
+                              "exact method",
+                              cap, (double)cap * 8.0 / 1048576.0);
+    }
+    /* Distances from the final sites. */
+    float *dst = (float *)dist->ptr;
+    int64_t *nd = nearest ? (int64_t *)nearest->ptr : NULL;
+    const int nt = iwpp_cpu_threads(ctx);
+    const int64_t rows = h * d;
+    (void)nt;
+IWPP_OMP(omp parallel for num_threads(nt) schedule(static) if (n > 65536))
+    for (int64_t r = 0; r < rows; ++r) {
+        const int64_t y = r % h, z = r / h;
+        for (int64_t x = 0; x < w; ++x) {
+            const int64_t i = r * w + x;
+            const site3 *s = &vr[i];
+            if (s->x < 0) {
+                dst[i] = INFINITY;
+                if (nd) nd[i] = -1;
+            } else {
+                dst[i] = (float)sqrt(site_d2(s, x, y, z, hx, hy, hz));
+                if (nd) nd[i] = (int64_t)s->x + w * ((int64_t)s->y + h * (int64_t)s->z);
+            }
+        }
+    }
+    free(vr);
+    free(q.a);
+    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "%s", "edt-danielsson");
+    ctx->stats.pixels_visited = pops;
+    ctx->stats.rounds = 0;
+    return IWPP_OK;
+}
+
+iwpp_status iwpp_cpu_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_method method,
+                         const double spacing[3], iwpp_buf *dist, iwpp_buf *nearest)
+{
+    const int64_t lim = (int64_t)INT32_MAX - 1;
+    if (binary->w > lim || binary->h > lim || binary->d > lim)
+        return iwpp_set_error(ctx, IWPP_EUNSUPPORTED,
+                              "distance transform on the CPU: each image side must be at most "
+                              "%lld pixels, but the image is %lldx%lldx%lld",
+                              (long long)lim, (long long)binary->w, (long long)binary->h,
+                              (long long)binary->d);
+    if (binary->type != IWPP_U8 && binary->type != IWPP_U16 && binary->type != IWPP_F32)
+        return iwpp_set_error(ctx, IWPP_EINTERNAL,
+                              "distance transform on the CPU: input type %s reached the backend",
+                              iwpp_type_name(binary->type));
+    double t0 = iwpp_now_ms();
+    iwpp_status st = (method == IWPP_EDT_DANIELSSON)
+                         ? edt_danielsson(ctx, binary, spacing, dist, nearest)
+                         : edt_exact(ctx, binary, spacing, dist, nearest);
+    if (st == IWPP_OK) ctx->stats.compute_ms = iwpp_now_ms() - t0;
+    return st;
+}

@@ -1,0 +1,766 @@
+/*
+ * cpu/reconstruct.c - morphological reconstruction on the CPU.
+ *
+ * Sequential: Vincent's Fast Hybrid algorithm. A raster scan propagates
+ * from the N+ neighbours (those met before a pixel), an anti-raster scan from
+ * the N- neighbours, and queues every pixel that can still raise one of its
+ * N- neighbours; a FIFO phase then propagates from the queued pixels until the
+ * queue is empty.
+ *
+ * Parallel (OpenMP, more than one thread and more than one tile): the image is
+ * cut into tiles (2D) or blocks (3D). A round of
+ *   1. local propagation: each tile, owned by one thread, runs Fast Hybrid
+ *      (first round) or a FIFO phase seeded from its border (later rounds),
+ *      reading and writing only its own pixels;
+ *   2. border exchange: each tile next to a tile whose border changed looks at
+ *      the pixels just outside its border and records, in a seed list it owns,
+ *      which of its border pixels they raise and to what value; nothing is
+ *      written to the image in this step;
+ * is repeated until no tile receives a seed. Every pixel is only written by
+ * the thread that owns its tile, and every read of another tile's pixels
+ * happens in a step where nobody writes, so there are no data races; the
+ * result is the unique reconstruction, hence bit for bit the sequential one
+ * whatever the thread count and tile size.
+ */
+#include "cpu/cpu.h"
+#include "neighborhood.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#if defined(__GNUC__)
+#define R_INLINE static inline __attribute__((always_inline))
+#define R_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define R_INLINE static inline
+#define R_UNLIKELY(x) (x)
+#endif
+
+/* ---- geometry, neighbourhood, boxes ---------------------------------------------- */
+
+typedef struct rc_geom {
+    int64_t w, h, d;
+    int64_t sy, sz;     /* strides of y and z in elements */
+    double invw, invh;  /* 1/w and 1/h, to turn a linear index into coordinates */
+    int flat;           /* depth 1: 2D neighbourhood, no z checks */
+} rc_geom;
+
+typedef struct rc_nbhd {
+    int n, nh;          /* neighbours, and how many of them are N+ */
+    int dx[26], dy[26], dz[26];
+    int64_t off[26];    /* linear offsets */
+} rc_nbhd;
+
+/* Half-open box [x0, x1) x [y0, y1) x [z0, z1). */
+typedef struct rc_box {
+    int64_t x0, x1, y0, y1, z0, z1;
+} rc_box;
+
+R_INLINE int rc_in_box(const rc_box *b, int64_t x, int64_t y, int64_t z)
+{
+    return x >= b->x0 && x < b->x1 && y >= b->y0 && y < b->y1 && z >= b->z0 && z < b->z1;
+}
+
+R_INLINE int rc_in_image(const rc_geom *g, int64_t x, int64_t y, int64_t z)
+{
+    return x >= 0 && x < g->w && y >= 0 && y < g->h && z >= 0 && z < g->d;
+}
+
+/*
+ * Coordinates of linear index p. The quotient comes from a multiplication by
+ * a rounded reciprocal in double precision (exact to within 1 for indices far
+ * beyond 2^40), then one correction step makes it exact; this is several
+ * times cheaper than a 64-bit integer division in the FIFO loop.
+ */
+R_INLINE void rc_coords(const rc_geom *g, int64_t p, int64_t *x, int64_t *y, int64_t *z)
+{
+    int64_t r = (int64_t)((double)p * g->invw);
+    int64_t xx = p - r * g->w;
+    if (xx < 0) {
+        --r;
+        xx += g->w;
+    } else if (xx >= g->w) {
+        ++r;
+        xx -= g->w;
+    }
+    *x = xx;
+    if (g->flat) {
+        *y = r;
+        *z = 0;
+        return;
+    }
+    int64_t zz = (int64_t)((double)r * g->invh);
+    int64_t yy = r - zz * g->h;
+    if (yy < 0) {
+        --zz;
+        yy += g->h;
+    } else if (yy >= g->h) {
+        ++zz;
+        yy -= g->h;
+    }
+    *y = yy;
+    *z = zz;
+}
+
+/* ---- tiles ---------------------------------------------------------------------- */
+
+typedef struct rc_tiles {
+    int64_t ex, ey, ez;  /* tile edges */
+    int64_t nx, ny, nz;  /* tiles along each axis */
+    int64_t count;
+} rc_tiles;
+
+/*
+ * 2D tiles are tile x tile pixels. 3D blocks get about as many voxels as a 2D
+ * tile has pixels (edge = cube root of tile^2, e.g. 40 for 256), so that a
+ * volume still splits into enough blocks to keep every thread busy.
+ */
+static rc_tiles rc_make_tiles(const rc_geom *g, int64_t tile)
+{
+    rc_tiles t;
+    if (tile < 1) tile = 256;
+    if (!g->flat && tile > ((int64_t)1 << 24)) tile = (int64_t)1 << 24;
+    int64_t e = tile;
+    if (!g->flat) {
+        int64_t area = tile * tile, c = 1;
+        while ((c + 1) * (c + 1) * (c + 1) <= area && c < tile) ++c;
+        e = c;
+    }
+    t.ex = e < g->w ? e : g->w;
+    t.ey = e < g->h ? e : g->h;
+    t.ez = g->flat ? 1 : (e < g->d ? e : g->d);
+    t.nx = (g->w + t.ex - 1) / t.ex;
+    t.ny = (g->h + t.ey - 1) / t.ey;
+    t.nz = (g->d + t.ez - 1) / t.ez;
+    t.count = t.nx * t.ny * t.nz;
+    return t;
+}
+
+/*
+ * Tiles of the sequential FIFO phase, chosen for cache locality only (any
+ * tiling gives the same result). With the default tile of 256: rows of up to
+ * 16384 pixels, about 2^17 pixels per tile in 2D (e.g. 8192 x 16) and about
+ * 2^18 voxels per brick in 3D; they scale with the tile setting. Long
+ * contiguous rows avoid the cache-set conflicts that square tiles of a
+ * power-of-two-wide image suffer from.
+ */
+static rc_tiles rc_make_seq_tiles(const rc_geom *g, int64_t tile)
+{
+    rc_tiles t;
+    if (tile < 1) tile = 256;
+    if (tile > 4096) tile = 4096;
+    const int64_t minrows = tile < 8 ? tile : 8;
+    t.ex = g->w < 64 * tile ? g->w : 64 * tile;
+    if (g->flat) {
+        int64_t ey = 2 * tile * tile / t.ex;
+        if (ey < minrows) ey = minrows;
+        t.ey = ey < g->h ? ey : g->h;
+        t.ez = 1;
+    } else {
+        int64_t area = 4 * tile * tile / t.ex, e = 1;
+        while ((e + 1) * (e + 1) <= area) ++e;
+        if (e < minrows) e = minrows;
+        t.ey = e < g->h ? e : g->h;
+        t.ez = e < g->d ? e : g->d;
+    }
+    t.nx = (g->w + t.ex - 1) / t.ex;
+    t.ny = (g->h + t.ey - 1) / t.ey;
+    t.nz = (g->d + t.ez - 1) / t.ez;
+    t.count = t.nx * t.ny * t.nz;
+    return t;
+}
+
+static rc_box rc_tile_box(const rc_geom *g, const rc_tiles *t, int64_t id)
+{
+    int64_t tx = id % t->nx, r = id / t->nx;
+    int64_t ty = r % t->ny, tz = r / t->ny;
+    rc_box b;
+    b.x0 = tx * t->ex;
+    b.x1 = b.x0 + t->ex < g->w ? b.x0 + t->ex : g->w;
+    b.y0 = ty * t->ey;
+    b.y1 = b.y0 + t->ey < g->h ? b.y0 + t->ey : g->h;
+    b.z0 = tz * t->ez;
+    b.z1 = b.z0 + t->ez < g->d ? b.z0 + t->ez : g->d;
+    return b;
+}
+
+/* ---- growable FIFO ring buffer of linear indices ---------------------------------- */
+
+typedef struct rc_fifo {
+    int64_t *buf;
+    int64_t cap;        /* a power of two, or 0 */
+    int64_t head, count;
+    int64_t min_cap;    /* first capacity (a power of two); 0 = RC_FIFO_MIN_CAP */
+    int failed;         /* a grow failed: the result is incomplete, report ENOMEM */
+    int64_t fail_bytes; /* what the failed allocation asked for */
+} rc_fifo;
+
+#define RC_FIFO_MIN_CAP ((int64_t)1 << 12)
+
+static int rc_fifo_grow(rc_fifo *f)
+{
+    int64_t ncap = f->cap ? f->cap * 2 : (f->min_cap ? f->min_cap : RC_FIFO_MIN_CAP);
+    if (ncap <= f->cap || (uint64_t)ncap > SIZE_MAX / sizeof(int64_t)) {
+        f->failed = 1;
+        f->fail_bytes = INT64_MAX;
+        return -1;
+    }
+    int64_t *nb = (int64_t *)malloc((size_t)ncap * sizeof(int64_t));
+    if (!nb) {
+        f->failed = 1;
+        f->fail_bytes = ncap * (int64_t)sizeof(int64_t);
+        return -1;
+    }
+    /* Unroll the ring into the start of the new buffer. */
+    for (int64_t k = 0; k < f->count; ++k) nb[k] = f->buf[(f->head + k) & (f->cap - 1)];
+    free(f->buf);
+    f->buf = nb;
+    f->cap = ncap;
+    f->head = 0;
+    return 0;
+}
+
+/* Make room for at least @p n more items. 0 on success. */
+static int rc_fifo_reserve(rc_fifo *f, int64_t n)
+{
+    while (f->cap - f->count < n)
+        if (rc_fifo_grow(f)) return -1;
+    return 0;
+}
+
+R_INLINE void rc_push(rc_fifo *f, int64_t v)
+{
+    if (R_UNLIKELY(f->count == f->cap) && rc_fifo_grow(f)) return;
+    f->buf[(f->head + f->count) & (f->cap - 1)] = v;
+    f->count++;
+}
+
+R_INLINE int64_t rc_pop(rc_fifo *f)
+{
+    int64_t v = f->buf[f->head];
+    f->head = (f->head + 1) & (f->cap - 1);
+    f->count--;
+    return v;
+}
+
+static void rc_fifo_free(rc_fifo *f)
+{
+    free(f->buf);
+    f->buf = NULL;
+    f->cap = f->head = f->count = 0;
+}
+
+/* ---- per-tile queues of the sequential FIFO phase ---------------------------------- */
+
+/*
+ * The sequential FIFO phase keeps one queue per tile and drains one tile at a
+ * time, so that its working set (a tile of marker and mask) stays in cache;
+ * a pixel raised in another tile goes to that tile's queue, and the tile onto
+ * a worklist. Any order of propagation reaches the same (unique) result.
+ */
+typedef struct rc_spill {
+    const rc_tiles *t;
+    rc_fifo *q;             /* one queue per tile */
+    int64_t *work;          /* ring of waiting tiles, each at most once */
+    int64_t whead, wcount;
+    unsigned char *inlist;  /* whether a tile is in work */
+} rc_spill;
+
+static void rc_spill_push(rc_spill *sp, int64_t p, int64_t x, int64_t y, int64_t z)
+{
+    const rc_tiles *t = sp->t;
+    const int64_t id = x / t->ex + t->nx * (y / t->ey + t->ny * (z / t->ez));
+    rc_push(&sp->q[id], p);
+    if (!sp->inlist[id]) {
+        sp->inlist[id] = 1;
+        int64_t at = sp->whead + sp->wcount;
+        if (at >= t->count) at -= t->count;
+        sp->work[at] = id;
+        sp->wcount++;
+    }
+}
+
+/* ---- growable vector of linear indices (a tile's changed border pixels) ------------ */
+
+typedef struct rc_vec {
+    int64_t *v;
+    int64_t n, cap;
+    int failed;
+    int64_t fail_bytes;
+} rc_vec;
+
+static void rc_vec_grow_push(rc_vec *a, int64_t p)
+{
+    int64_t ncap = a->cap ? a->cap * 2 : 256;
+    int64_t *nv = (int64_t *)realloc(a->v, (size_t)ncap * sizeof(int64_t));
+    if (!nv) {
+        a->failed = 1;
+        a->fail_bytes = ncap * (int64_t)sizeof(int64_t);
+        return;
+    }
+    a->v = nv;
+    a->cap = ncap;
+    a->v[a->n++] = p;
+}
+
+R_INLINE void rc_vec_push(rc_vec *a, int64_t p)
+{
+    if (R_UNLIKELY(a->n == a->cap)) {
+        rc_vec_grow_push(a, p);
+        return;
+    }
+    a->v[a->n++] = p;
+}
+
+/* ---- per-tile seed lists (border pixels raised by the exchange) -------------------- */
+
+typedef struct rc_seeds {
+    int64_t *idx;       /* linear indices of border pixels of the tile */
+    void *val;          /* their new values (pixel type) */
+    int64_t n, cap;
+} rc_seeds;
+
+static int rc_seeds_grow(rc_seeds *s, size_t elem)
+{
+    int64_t ncap = s->cap ? s->cap * 2 : 256;
+    int64_t *ni = (int64_t *)realloc(s->idx, (size_t)ncap * sizeof(int64_t));
+    if (!ni) return -1;
+    s->idx = ni;
+    void *nv = realloc(s->val, (size_t)ncap * elem);
+    if (!nv) return -1;
+    s->val = nv;
+    s->cap = ncap;
+    return 0;
+}
+
+/* Typed kernels, one table per (type, mode). */
+typedef struct rc_kernels {
+    int64_t (*fh)(void *J, const void *I, const rc_geom *g, const rc_nbhd *nb, const rc_box *b,
+                  rc_fifo *f);
+    int64_t (*seeded)(void *J, const void *I, const rc_geom *g, const rc_nbhd *nb,
+                      const rc_box *b, rc_fifo *f, const rc_seeds *s, rc_vec *outbox);
+    int (*exchange)(const void *J, const void *I, const rc_geom *g, const rc_nbhd *nb,
+                    const rc_box *b, rc_seeds *s);
+    int (*exchange_in)(const void *J, const void *I, const rc_geom *g, const rc_nbhd *nb,
+                       const rc_box *b, const rc_vec *const *src, int nsrc, rc_seeds *s);
+    void (*scans)(void *J, const void *I, const rc_geom *g, const rc_nbhd *nb, const rc_box *b,
+                  rc_fifo *f);
+    int64_t (*tile_queue)(void *J, const void *I, const rc_geom *g, const rc_nbhd *nb,
+                          const rc_box *b, rc_fifo *f, rc_spill *sp);
+} rc_kernels;
+
+#define RT uint8_t
+#define RSUF u8_dil
+#define RDIL 1
+#include "cpu/reconstruct_impl.h"
+#define RT uint8_t
+#define RSUF u8_ero
+#define RDIL 0
+#include "cpu/reconstruct_impl.h"
+#define RT uint16_t
+#define RSUF u16_dil
+#define RDIL 1
+#include "cpu/reconstruct_impl.h"
+#define RT uint16_t
+#define RSUF u16_ero
+#define RDIL 0
+#include "cpu/reconstruct_impl.h"
+#define RT float
+#define RSUF f32_dil
+#define RDIL 1
+#include "cpu/reconstruct_impl.h"
+#define RT float
+#define RSUF f32_ero
+#define RDIL 0
+#include "cpu/reconstruct_impl.h"
+
+static const rc_kernels *rc_pick_kernels(iwpp_type type, iwpp_morph_mode mode)
+{
+    int dil = mode == IWPP_BY_DILATION;
+    switch (type) {
+    case IWPP_U8: return dil ? &kernels_u8_dil : &kernels_u8_ero;
+    case IWPP_U16: return dil ? &kernels_u16_dil : &kernels_u16_ero;
+    case IWPP_F32: return dil ? &kernels_f32_dil : &kernels_f32_ero;
+    default: return NULL;
+    }
+}
+
+/* ---- drivers -------------------------------------------------------------------- */
+
+static iwpp_status rc_enomem(iwpp_context *ctx, int64_t bytes, const char *what)
+{
+    if (bytes == INT64_MAX)
+        return iwpp_set_error(ctx, IWPP_ENOMEM,
+                              "CPU reconstruction: the %s would exceed the address space; "
+                              "use a smaller image",
+                              what);
+    return iwpp_set_error(ctx, IWPP_ENOMEM,
+                          "CPU reconstruction: could not allocate %lld bytes for the %s; "
+                          "free memory or use a smaller image",
+                          (long long)bytes, what);
+}
+
+static iwpp_status rc_sequential(iwpp_context *ctx, const rc_kernels *kn, void *J, const void *I,
+                                 const rc_geom *g, const rc_nbhd *nb, const rc_tiles *t)
+{
+    rc_fifo f = {0};
+    const rc_box whole = {0, g->w, 0, g->h, 0, g->d};
+    int64_t pops = 0, fail_bytes = 0;
+    kn->scans(J, I, g, nb, &whole, &f);
+    if (t->count == 1 || f.failed) {
+        if (!f.failed) pops = kn->tile_queue(J, I, g, nb, &whole, &f, NULL);
+        if (f.failed) fail_bytes = f.fail_bytes;
+        rc_fifo_free(&f);
+    } else {
+        rc_spill sp;
+        sp.t = t;
+        sp.q = (rc_fifo *)calloc((size_t)t->count, sizeof(rc_fifo));
+        sp.work = (int64_t *)malloc((size_t)t->count * sizeof(int64_t));
+        sp.inlist = (unsigned char *)calloc((size_t)t->count, 1);
+        sp.whead = sp.wcount = 0;
+        if (!sp.q || !sp.work || !sp.inlist) {
+            free(sp.q);
+            free(sp.work);
+            free(sp.inlist);
+            rc_fifo_free(&f);
+            return rc_enomem(ctx, t->count * (int64_t)(sizeof(rc_fifo) + sizeof(int64_t) + 1),
+                             "per-tile queues");
+        }
+        for (int64_t k = 0; k < t->count; ++k) sp.q[k].min_cap = 256;
+        /* Hand the pixels queued by the anti-raster scan to their tiles. */
+        while (f.count > 0) {
+            int64_t p = rc_pop(&f), x, y, z;
+            rc_coords(g, p, &x, &y, &z);
+            rc_spill_push(&sp, p, x, y, z);
+        }
+        rc_fifo_free(&f);
+        while (sp.wcount > 0) {
+            const int64_t id = sp.work[sp.whead];
+            sp.whead = sp.whead + 1 == t->count ? 0 : sp.whead + 1;
+            sp.wcount--;
+            sp.inlist[id] = 0;
+            const rc_box b = rc_tile_box(g, t, id);
+            pops += kn->tile_queue(J, I, g, nb, &b, &sp.q[id], &sp);
+            if (sp.q[id].failed) break;
+        }
+        for (int64_t k = 0; k < t->count; ++k) {
+            if (sp.q[k].failed) fail_bytes = sp.q[k].fail_bytes;
+            rc_fifo_free(&sp.q[k]);
+        }
+        free(sp.q);
+        free(sp.work);
+        free(sp.inlist);
+    }
+    if (fail_bytes) return rc_enomem(ctx, fail_bytes, "propagation queue");
+    ctx->stats.pixels_visited = pops;
+    ctx->stats.rounds = 1;
+    strcpy(ctx->stats.variant, "fast-hybrid");
+    return IWPP_OK;
+}
+
+#ifdef _OPENMP
+/* A thread's private buffer for a tile's copy of marker and mask. */
+typedef struct rc_scratch {
+    unsigned char *buf;
+    size_t cap;
+} rc_scratch;
+
+/*
+ * Fast Hybrid of tile b on a contiguous private copy of its marker and mask
+ * (es bytes per pixel), then the marker copied back. Square tiles of a wide
+ * image are rows far apart in memory (for a power-of-two width, all in the
+ * same few cache sets); the copy keeps the whole propagation in cache.
+ * Returns the pixels popped; on out-of-memory sets f->failed.
+ */
+static int64_t rc_fh_local(const rc_kernels *kn, size_t es, unsigned char *J,
+                           const unsigned char *I, const rc_geom *g, const rc_nbhd *nb,
+                           const rc_box *b, rc_fifo *f, rc_scratch *sc)
+{
+    const int64_t bw = b->x1 - b->x0, bh = b->y1 - b->y0, bd = b->z1 - b->z0;
+    const int64_t n = bw * bh * bd;
+    const size_t need = (size_t)n * es * 2;
+    if (need > sc->cap) {
+        unsigned char *nbuf = (unsigned char *)realloc(sc->buf, need);
+        if (!nbuf) {
+            f->failed = 1;
+            f->fail_bytes = (int64_t)need;
+            return 0;
+        }
+        sc->buf = nbuf;
+        sc->cap = need;
+    }
+    unsigned char *LJ = sc->buf, *LI = sc->buf + (size_t)n * es;
+    const size_t rowb = (size_t)bw * es;
+    for (int64_t z = b->z0; z < b->z1; ++z)
+        for (int64_t y = b->y0; y < b->y1; ++y) {
+            const size_t src = (size_t)(z * g->sz + y * g->sy + b->x0) * es;
+            const size_t dst = (size_t)(((z - b->z0) * bh + (y - b->y0)) * bw) * es;
+            memcpy(LJ + dst, J + src, rowb);
+            memcpy(LI + dst, I + src, rowb);
+        }
+    rc_geom lg;
+    lg.w = bw;
+    lg.h = bh;
+    lg.d = bd;
+    lg.sy = bw;
+    lg.sz = bw * bh;
+    lg.invw = 1.0 / (double)bw;
+    lg.invh = 1.0 / (double)bh;
+    lg.flat = g->flat;
+    rc_nbhd lnb = *nb;
+    for (int k = 0; k < lnb.n; ++k) lnb.off[k] = lnb.dx[k] + lnb.dy[k] * lg.sy + lnb.dz[k] * lg.sz;
+    const rc_box lb = {0, bw, 0, bh, 0, bd};
+    const int64_t pops = kn->fh(LJ, LI, &lg, &lnb, &lb, f);
+    for (int64_t z = b->z0; z < b->z1; ++z)
+        for (int64_t y = b->y0; y < b->y1; ++y) {
+            const size_t dst = (size_t)(z * g->sz + y * g->sy + b->x0) * es;
+            const size_t src = (size_t)(((z - b->z0) * bh + (y - b->y0)) * bw) * es;
+            memcpy(J + dst, LJ + src, rowb);
+        }
+    return pops;
+}
+
+/* Tile id of the neighbour (dx, dy, dz) of tile k, or -1 outside the grid. */
+static int64_t rc_tile_neighbor(const rc_tiles *t, int64_t k, int dx, int dy, int dz)
+{
+    int64_t tx = k % t->nx, r = k / t->nx;
+    int64_t ty = r % t->ny, tz = r / t->ny;
+    int64_t ux = tx + dx, uy = ty + dy, uz = tz + dz;
+    if (ux < 0 || uy < 0 || uz < 0 || ux >= t->nx || uy >= t->ny || uz >= t->nz) return -1;
+    return ux + t->nx * (uy + t->ny * uz);
+}
+
+static iwpp_status rc_tiled(iwpp_context *ctx, const rc_kernels *kn, size_t es, void *J,
+                            const void *I, const rc_geom *g, const rc_nbhd *nb, const rc_tiles *t,
+                            int nthreads)
+{
+    const int64_t nt = t->count;
+    const int tdim = g->flat ? 0 : 1;
+    rc_fifo *fifos = (rc_fifo *)calloc((size_t)nthreads, sizeof(rc_fifo));
+    rc_scratch *scratch = (rc_scratch *)calloc((size_t)nthreads, sizeof(rc_scratch));
+    rc_seeds *seeds = (rc_seeds *)calloc((size_t)nt, sizeof(rc_seeds));
+    rc_vec *outbox = (rc_vec *)calloc((size_t)nt, sizeof(rc_vec));
+    unsigned char *changed = (unsigned char *)calloc((size_t)nt, 1);
+    int64_t *cand = (int64_t *)malloc((size_t)nt * sizeof(int64_t));
+    int64_t *active = (int64_t *)malloc((size_t)nt * sizeof(int64_t));
+    int64_t *stamp = (int64_t *)calloc((size_t)nt, sizeof(int64_t));
+    if (!fifos || !scratch || !seeds || !outbox || !changed || !cand || !active || !stamp) {
+        free(fifos);
+        free(scratch);
+        free(seeds);
+        free(outbox);
+        free(changed);
+        free(cand);
+        free(active);
+        free(stamp);
+        return rc_enomem(ctx,
+                         nt * (int64_t)(sizeof(rc_seeds) + sizeof(rc_vec) + 3 * sizeof(int64_t) + 1),
+                         "tile bookkeeping");
+    }
+
+    int64_t ncand = 0, nactive = 0, rounds = 0, pops_total = 0;
+    int seed_fail = 0, done = 0;
+
+#pragma omp parallel num_threads(nthreads)
+    {
+        rc_fifo *f = &fifos[omp_get_thread_num()];
+        rc_scratch *sc = &scratch[omp_get_thread_num()];
+        int64_t pops = 0;
+
+        /* Round 0: Fast Hybrid inside every tile, on its own pixels only. */
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t k = 0; k < nt; ++k) {
+            if (f->failed) continue;
+            rc_box b = rc_tile_box(g, t, k);
+            pops += rc_fh_local(kn, es, (unsigned char *)J, (const unsigned char *)I, g, nb, &b,
+                                f, sc);
+        }
+
+        /* First exchange: every border pixel of every tile looks outside its tile. */
+#pragma omp for schedule(dynamic, 8)
+        for (int64_t k = 0; k < nt; ++k) {
+            rc_box b = rc_tile_box(g, t, k);
+            if (kn->exchange(J, I, g, nb, &b, &seeds[k])) {
+#pragma omp atomic write
+                seed_fail = 1;
+            }
+        }
+
+        for (;;) {
+#pragma omp single
+            {
+                /* Forget the previous round's changes (their exchange is done). */
+                for (int64_t a = 0; a < nactive; ++a) {
+                    outbox[active[a]].n = 0;
+                    changed[active[a]] = 0;
+                }
+                int fail = seed_fail;
+                for (int i = 0; i < nthreads; ++i) fail |= fifos[i].failed;
+                for (int64_t a = 0; a < nactive; ++a) fail |= outbox[active[a]].failed;
+                ++rounds;
+                nactive = 0;
+                if (!fail) {
+                    if (rounds == 1) {
+                        for (int64_t k = 0; k < nt; ++k)
+                            if (seeds[k].n > 0) active[nactive++] = k;
+                    } else {
+                        for (int64_t c = 0; c < ncand; ++c)
+                            if (seeds[cand[c]].n > 0) active[nactive++] = cand[c];
+                    }
+                }
+                done = nactive == 0;
+            }
+            if (done) break;
+
+            /* Local propagation from the seeds; only the owner writes its tile. */
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t a = 0; a < nactive; ++a) {
+                int64_t k = active[a];
+                rc_box b = rc_tile_box(g, t, k);
+                pops += kn->seeded(J, I, g, nb, &b, f, &seeds[k], &outbox[k]);
+                seeds[k].n = 0;
+                changed[k] = outbox[k].n > 0;
+            }
+
+            /* Candidates: every tile next to (or diagonal to) a tile whose border changed. */
+#pragma omp single
+            {
+                ncand = 0;
+                for (int64_t a = 0; a < nactive; ++a) {
+                    int64_t k = active[a];
+                    if (!changed[k]) continue;
+                    for (int dz = -tdim; dz <= tdim; ++dz)
+                        for (int dy = -1; dy <= 1; ++dy)
+                            for (int dx = -1; dx <= 1; ++dx) {
+                                if (!dx && !dy && !dz) continue;
+                                int64_t u = rc_tile_neighbor(t, k, dx, dy, dz);
+                                if (u < 0 || stamp[u] == rounds) continue;
+                                stamp[u] = rounds;
+                                cand[ncand++] = u;
+                            }
+                }
+            }
+
+            /* Exchange: read only on the image; each candidate fills its own seed list
+               from the changed border pixels of its neighbours. */
+#pragma omp for schedule(dynamic, 4)
+            for (int64_t c = 0; c < ncand; ++c) {
+                int64_t u = cand[c];
+                const rc_vec *src[26];
+                int nsrc = 0;
+                for (int dz = -tdim; dz <= tdim; ++dz)
+                    for (int dy = -1; dy <= 1; ++dy)
+                        for (int dx = -1; dx <= 1; ++dx) {
+                            if (!dx && !dy && !dz) continue;
+                            int64_t v = rc_tile_neighbor(t, u, dx, dy, dz);
+                            if (v >= 0 && changed[v]) src[nsrc++] = &outbox[v];
+                        }
+                rc_box b = rc_tile_box(g, t, u);
+                if (kn->exchange_in(J, I, g, nb, &b, src, nsrc, &seeds[u])) {
+#pragma omp atomic write
+                    seed_fail = 1;
+                }
+            }
+        }
+#pragma omp atomic
+        pops_total += pops;
+    }
+
+    iwpp_status st = IWPP_OK;
+    int64_t fail_bytes = 0;
+    for (int i = 0; i < nthreads; ++i)
+        if (fifos[i].failed) fail_bytes = fifos[i].fail_bytes;
+    for (int64_t k = 0; k < nt; ++k)
+        if (outbox[k].failed) fail_bytes = outbox[k].fail_bytes;
+    if (fail_bytes)
+        st = rc_enomem(ctx, fail_bytes, "propagation queue");
+    else if (seed_fail)
+        st = iwpp_set_error(ctx, IWPP_ENOMEM,
+                            "CPU reconstruction: out of memory for the tile border seed lists; "
+                            "free memory or use a smaller image");
+
+    for (int i = 0; i < nthreads; ++i) {
+        rc_fifo_free(&fifos[i]);
+        free(scratch[i].buf);
+    }
+    free(scratch);
+    for (int64_t k = 0; k < nt; ++k) {
+        free(seeds[k].idx);
+        free(seeds[k].val);
+        free(outbox[k].v);
+    }
+    free(fifos);
+    free(seeds);
+    free(outbox);
+    free(changed);
+    free(cand);
+    free(active);
+    free(stamp);
+    if (st != IWPP_OK) return st;
+    ctx->stats.pixels_visited = pops_total;
+    ctx->stats.rounds = rounds;
+    strcpy(ctx->stats.variant, "tiled-omp");
+    return IWPP_OK;
+}
+#endif
+
+iwpp_status iwpp_cpu_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask,
+                                 int connectivity, iwpp_morph_mode mode)
+{
+    const double t0 = iwpp_now_ms();
+    const rc_kernels *kn = rc_pick_kernels(marker->type, mode);
+    if (!kn)
+        return iwpp_set_error(ctx, IWPP_EINTERNAL,
+                              "CPU reconstruction: pixel type %d reached the backend; "
+                              "please report this",
+                              (int)marker->type);
+
+    rc_geom g;
+    g.w = marker->w;
+    g.h = marker->h;
+    g.d = marker->d;
+    g.sy = g.w;
+    g.sz = g.w * g.h;
+    g.invw = 1.0 / (double)g.w;
+    g.invh = 1.0 / (double)g.h;
+    g.flat = g.d == 1;
+
+    int off[26][3];
+    rc_nbhd nb;
+    nb.n = iwpp_neighbors(connectivity, g.flat, off);
+    if (nb.n == 0)
+        return iwpp_set_error(ctx, IWPP_EINTERNAL,
+                              "CPU reconstruction: connectivity %d reached the backend; "
+                              "please report this",
+                              connectivity);
+    nb.nh = nb.n / 2;
+    for (int k = 0; k < nb.n; ++k) {
+        nb.dx[k] = off[k][0];
+        nb.dy[k] = off[k][1];
+        nb.dz[k] = off[k][2];
+        nb.off[k] = off[k][0] + off[k][1] * g.sy + off[k][2] * g.sz;
+    }
+
+    iwpp_status st;
+    int nthreads = iwpp_cpu_threads(ctx);
+#ifdef _OPENMP
+    rc_tiles tiles = rc_make_tiles(&g, ctx->tile_size);
+    if (nthreads > 1 && tiles.count > 1)
+        st = rc_tiled(ctx, kn, marker->type == IWPP_U8 ? 1 : marker->type == IWPP_U16 ? 2 : 4,
+                      marker->ptr, mask->ptr, &g, &nb, &tiles, nthreads);
+    else
+#endif
+    {
+        rc_tiles seq = rc_make_seq_tiles(&g, ctx->tile_size);
+        st = rc_sequential(ctx, kn, marker->ptr, mask->ptr, &g, &nb, &seq);
+    }
+    (void)nthreads;
+    if (st != IWPP_OK) return st;
+    ctx->stats.overflow_reruns = 0;
+    ctx->stats.compute_ms = iwpp_now_ms() - t0;
+    return IWPP_OK;
+}

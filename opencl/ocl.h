@@ -1,0 +1,83 @@
+/* ocl.h - state and helpers shared by the OpenCL backend's host files (internal). */
+#ifndef IWPP_OCL_H
+#define IWPP_OCL_H
+
+#include "backend.h"
+#include "loader.h"
+
+/* Programs: each is built once per context and pixel type, on first use. */
+enum {
+    IWPP_OCL_PROG_MAIN = 0, /* pointwise, morph_unit, minmax, reconstruction */
+    IWPP_OCL_PROG_EDT = 1,  /* distance transforms (needs cl_khr_fp64) */
+    IWPP_OCL_NPROG = 2
+};
+#define IWPP_OCL_NTYPES 4 /* indexed by iwpp_type (U8, U16, F32; I64 unused) */
+#define IWPP_OCL_MAX_KERNELS 24
+
+typedef struct iwpp_ocl_program {
+    cl_program prog;
+    int nk;
+    const char *names[IWPP_OCL_MAX_KERNELS];
+    cl_kernel kernels[IWPP_OCL_MAX_KERNELS];
+} iwpp_ocl_program;
+
+typedef struct iwpp_ocl {
+    const iwpp_ocl_api *api;
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+    int is_gpu;
+    cl_uint compute_units;
+    size_t max_wg;           /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+    cl_ulong local_mem;      /* bytes */
+    cl_ulong max_alloc;      /* CL_DEVICE_MAX_MEM_ALLOC_SIZE */
+    cl_ulong global_mem;
+    int has_fp64;
+    int has_int64_atomics;
+    char name[256];
+    iwpp_ocl_program progs[IWPP_OCL_NPROG][IWPP_OCL_NTYPES];
+} iwpp_ocl;
+
+static inline iwpp_ocl *iwpp_ocl_state(iwpp_context *ctx) { return (iwpp_ocl *)ctx->backend_state; }
+
+/** Kernel @p name of program @p prog for pixel type @p type (built on first use). */
+iwpp_status iwpp_ocl_kernel(iwpp_context *ctx, int prog, iwpp_type type, const char *name,
+                            cl_kernel *out);
+/** Set the error for a failed OpenCL call @p what (ENOMEM for allocation failures). */
+iwpp_status iwpp_ocl_fail(iwpp_context *ctx, cl_int err, const char *what);
+/** Enqueue a 1D range of at least @p n work-items in groups of @p local (0 = the runtime's choice). */
+cl_int iwpp_ocl_run1d(iwpp_ocl *s, cl_kernel k, size_t n, size_t local);
+/** Allocate a device buffer of @p bytes; ENOMEM with the size in the message. */
+iwpp_status iwpp_ocl_alloc(iwpp_context *ctx, size_t bytes, const char *what, cl_mem *out);
+/** Release a cl_mem (NULL-safe). */
+void iwpp_ocl_release(iwpp_ocl *s, cl_mem m);
+/** Work-group size for kernel @p k: a multiple of its preferred multiple, at most @p want. */
+size_t iwpp_ocl_group_size(iwpp_ocl *s, cl_kernel k, size_t want);
+
+/* Set argument i of kernel k from an lvalue; keeps the first error in `err`. */
+#define IWPP_KARG(s, k, i, v)                                                                      \
+    do {                                                                                           \
+        if (err == CL_SUCCESS) err = (s)->api->clSetKernelArg((k), (i), sizeof(v), &(v));          \
+    } while (0)
+#define IWPP_KLOCAL(s, k, i, bytes)                                                                \
+    do {                                                                                           \
+        if (err == CL_SUCCESS) err = (s)->api->clSetKernelArg((k), (i), (bytes), NULL);            \
+    } while (0)
+
+/* Operation files. */
+iwpp_status iwpp_ocl_pointwise(iwpp_context *ctx, iwpp_pw_op op, iwpp_buf *dst, const iwpp_buf *a,
+                               const iwpp_buf *b, double s);
+iwpp_status iwpp_ocl_morph_unit(iwpp_context *ctx, iwpp_buf *dst, const iwpp_buf *src,
+                                int connectivity, iwpp_morph_mode mode, int iterations);
+iwpp_status iwpp_ocl_minmax(iwpp_context *ctx, const iwpp_buf *a, double *min, double *max);
+iwpp_status iwpp_ocl_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask,
+                                 int connectivity, iwpp_morph_mode mode);
+iwpp_status iwpp_ocl_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_method method,
+                         const double spacing[3], iwpp_buf *dist, iwpp_buf *nearest);
+
+/* Neighbour offsets as int4 {dx, dy, dz, linear delta} in a small read-only buffer. */
+iwpp_status iwpp_ocl_offsets(iwpp_context *ctx, int connectivity, const iwpp_buf *like,
+                             cl_mem *out, int *count);
+
+#endif

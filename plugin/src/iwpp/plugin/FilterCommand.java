@@ -1,0 +1,165 @@
+/*
+ * FilterCommand.java - the one-image commands built on reconstruction:
+ * Fill Holes, Kill Borders, Regional Maxima/Minima, H-Maxima/H-Minima,
+ * Opening/Closing by Reconstruction (IWPP). The argument from plugins.config
+ * picks the operation.
+ *
+ * Macro: run("Fill Holes (IWPP)", "connectivity=4 [stack=3d] [backend=cpu]");
+ *        run("H-Maxima (IWPP)", "h=20 connectivity=8");
+ *        run("Opening by Reconstruction (IWPP)", "radius=3 connectivity=8");
+ */
+package iwpp.plugin;
+
+import ij.IJ;
+import ij.ImagePlus;
+import ij.ImageStack;
+import ij.WindowManager;
+import ij.plugin.PlugIn;
+
+import iwpp.IwppNative;
+
+public class FilterCommand implements PlugIn {
+
+    enum Op {
+        FILL_HOLES("fill-holes", "Fill Holes (IWPP)", "filled", true, false),
+        KILL_BORDERS("kill-borders", "Kill Borders (IWPP)", "killBorders", false, false),
+        REGIONAL_MAXIMA("regional-maxima", "Regional Maxima (IWPP)", "rmax", false, true),
+        REGIONAL_MINIMA("regional-minima", "Regional Minima (IWPP)", "rmin", false, true),
+        H_MAXIMA("h-maxima", "H-Maxima (IWPP)", "hmax", false, false),
+        H_MINIMA("h-minima", "H-Minima (IWPP)", "hmin", false, false),
+        OPENING("opening", "Opening by Reconstruction (IWPP)", "opening", false, false),
+        CLOSING("closing", "Closing by Reconstruction (IWPP)", "closing", false, false);
+
+        final String arg, command, suffix;
+        final boolean backgroundConnectivity, binaryOutput;
+
+        Op(String arg, String command, String suffix, boolean bg, boolean bin) {
+            this.arg = arg;
+            this.command = command;
+            this.suffix = suffix;
+            this.backgroundConnectivity = bg;
+            this.binaryOutput = bin;
+        }
+
+        static Op fromArg(String arg) {
+            for (Op o : values())
+                if (o.arg.equals(arg))
+                    return o;
+            return null;
+        }
+    }
+
+    @Override
+    public void run(String arg) {
+        final Op op = Op.fromArg(arg);
+        if (op == null) {
+            IwppRun.error("IWPP", "unknown operation \"" + arg + "\" in plugins.config.");
+            return;
+        }
+        if (!IwppRun.ready(op.command))
+            return;
+        ImagePlus imp = WindowManager.getCurrentImage();
+        if (imp == null) {
+            IwppRun.error(op.command, "there is no image open.");
+            return;
+        }
+        String bad = IwppRun.checkType(imp);
+        if (bad != null) {
+            IwppRun.error(op.command, bad);
+            return;
+        }
+
+        Options o = new Options(op.command);
+        if (op == Op.H_MAXIMA || op == Op.H_MINIMA)
+            o.addNumber("h", 10, imp.getBitDepth() == 32 ? 3 : 0);
+        if (op == Op.OPENING || op == Op.CLOSING)
+            o.addNumber("Radius (pixels)", 2, 0);
+        IwppRun.addConnectivity(o, imp, op.backgroundConnectivity);
+        IwppRun.addCommon(o, imp);
+        if (op == Op.FILL_HOLES)
+            o.addMessage("Connectivity is that of the background (holes); 4 (2D) and 6 (3D) as in ImageJ.");
+        if (!o.show())
+            return;
+        double h = 0;
+        int radius = 0;
+        if (op == Op.H_MAXIMA || op == Op.H_MINIMA)
+            h = o.getNextNumber();
+        if (op == Op.OPENING || op == Op.CLOSING) {
+            double r = o.getNextNumber();
+            radius = (int) Math.round(r);
+            if (!(r >= 0) || r > 100000 || Math.abs(r - radius) > 1e-9) {
+                IwppRun.error(op.command, "radius must be a whole number of pixels >= 0, not " + r + ".");
+                return;
+            }
+        }
+        final int conn = Integer.parseInt(o.getNextChoice());
+        int[] common = IwppRun.readCommon(o, imp);
+        if (o.error() != null || o.invalidNumber()) {
+            IwppRun.error(op.command, o.error() != null ? o.error() : "a number in the dialog is not valid.");
+            return;
+        }
+        if ((op == Op.H_MAXIMA || op == Op.H_MINIMA) && !(h >= 0 && h < Double.POSITIVE_INFINITY)) {
+            IwppRun.error(op.command, "h must be a number >= 0, not " + h + ".");
+            return;
+        }
+        boolean threeD = common[0] == 1 && imp.getNSlices() > 1;
+        String why = IwppRun.checkConnectivity(conn, threeD);
+        if (why != null) {
+            IwppRun.error(op.command, why);
+            return;
+        }
+
+        final int w = imp.getWidth(), ht = imp.getHeight();
+        final ImageStack in = imp.getStack();
+        final ImageStack outStack = new ImageStack(w, ht, in.getSize());
+        final int outDepth = op.binaryOutput ? 8 : imp.getBitDepth();
+        final double hv = h;
+        final int rad = radius;
+        IwppRun.Timing t = IwppRun.runVolumes(op.command, common[1], IwppRun.volumes(imp, threeD),
+                new IwppRun.VolumeOp() {
+                    @Override
+                    public void run(int[] c, int[] idx, int slot) {
+                        Object[] src = IwppRun.slices(in, idx);
+                        Object[] dst = IwppRun.newSlices(outDepth, idx.length, w * ht);
+                        switch (op) {
+                        case FILL_HOLES:
+                            IwppNative.fillHoles(c[0], c[1], c[2], src, w, ht, conn, dst);
+                            break;
+                        case KILL_BORDERS:
+                            IwppNative.killBorders(c[0], c[1], c[2], src, w, ht, conn, dst);
+                            break;
+                        case REGIONAL_MAXIMA:
+                            IwppNative.regionalMaxima(c[0], c[1], c[2], src, w, ht, conn, (byte[][]) dst);
+                            break;
+                        case REGIONAL_MINIMA:
+                            IwppNative.regionalMinima(c[0], c[1], c[2], src, w, ht, conn, (byte[][]) dst);
+                            break;
+                        case H_MAXIMA:
+                            IwppNative.hMaxima(c[0], c[1], c[2], src, w, ht, hv, conn, dst);
+                            break;
+                        case H_MINIMA:
+                            IwppNative.hMinima(c[0], c[1], c[2], src, w, ht, hv, conn, dst);
+                            break;
+                        case OPENING:
+                            IwppNative.openingByReconstruction(c[0], c[1], c[2], src, w, ht, rad, conn, dst);
+                            break;
+                        case CLOSING:
+                            IwppNative.closingByReconstruction(c[0], c[1], c[2], src, w, ht, rad, conn, dst);
+                            break;
+                        }
+                        for (int i = 0; i < idx.length; i++)
+                            outStack.setPixels(dst[i], idx[i]);
+                    }
+                });
+        if (t == null)
+            return;
+        ImagePlus out = IwppRun.result(imp, op.suffix, outStack);
+        if (!op.binaryOutput && imp.getBitDepth() != 32)
+            out.setLut(imp.getProcessor().getLut());
+        IwppRun.show(out);
+        String what = "connectivity " + conn + (imp.getStackSize() > 1 ? (threeD ? ", 3D" : ", slice by slice") : "")
+                + (op == Op.H_MAXIMA || op == Op.H_MINIMA ? ", h " + IJ.d2s(h, 3) : "")
+                + (op == Op.OPENING || op == Op.CLOSING ? ", radius " + radius : "");
+        IwppRun.logDone(op.command, imp, t, what);
+    }
+}

@@ -1,0 +1,111 @@
+/*
+ * ReconstructionCommand.java - "Morphological Reconstruction (IWPP)".
+ *
+ * Macro: run("Morphological Reconstruction (IWPP)",
+ *            "marker=seeds mask=cells connectivity=8 operation=dilation [stack=3d] [backend=auto]");
+ * The marker is clipped to the mask first (min for dilation, max for erosion),
+ * as MATLAB's imreconstruct. Neither input is modified; the result is "<marker>-rec".
+ */
+package iwpp.plugin;
+
+import ij.ImagePlus;
+import ij.ImageStack;
+import ij.WindowManager;
+import ij.plugin.PlugIn;
+
+import iwpp.IwppNative;
+
+public class ReconstructionCommand implements PlugIn {
+    static final String NAME = "Morphological Reconstruction (IWPP)";
+    static final String[] OPERATIONS = { "dilation", "erosion" };
+
+    @Override
+    public void run(String arg) {
+        if (!IwppRun.ready(NAME))
+            return;
+        int[] ids = WindowManager.getIDList();
+        if (ids == null || ids.length == 0) {
+            IwppRun.error(NAME, "needs two open images of the same size and type: a marker and a mask.");
+            return;
+        }
+        String[] titles = new String[ids.length];
+        boolean anyStack = false;
+        for (int i = 0; i < ids.length; i++) {
+            ImagePlus im = WindowManager.getImage(ids[i]);
+            titles[i] = im == null ? "" : im.getTitle();
+            anyStack |= im != null && im.getStackSize() > 1;
+        }
+        ImagePlus current = WindowManager.getCurrentImage();
+        Options o = new Options(NAME);
+        o.addChoice("Marker", titles, titles[0]);
+        o.addChoice("Mask", titles, titles[Math.min(1, titles.length - 1)]);
+        IwppRun.addConnectivity(o, current != null ? current : WindowManager.getImage(ids[0]), false);
+        o.addChoice("Operation", OPERATIONS, OPERATIONS[0]);
+        if (anyStack)
+            o.addChoice("Stack", IwppRun.STACK_MODES, "3d");
+        o.addChoice("Backend", IwppRun.BACKENDS, IwppRun.prefBackend());
+        if (!o.show())
+            return;
+        ImagePlus marker = WindowManager.getImage(ids[indexOf(titles, o.getNextChoice())]);
+        ImagePlus mask = WindowManager.getImage(ids[indexOf(titles, o.getNextChoice())]);
+        final int conn = Integer.parseInt(o.getNextChoice());
+        final int mode = "erosion".equals(o.getNextChoice()) ? IwppNative.BY_EROSION : IwppNative.BY_DILATION;
+        boolean stack3d = anyStack && "3d".equals(o.getNextChoice());
+        int backend = IwppNative.backendFromName(o.getNextChoice());
+        if (o.error() != null) {
+            IwppRun.error(NAME, o.error());
+            return;
+        }
+        if (marker == null || mask == null) {
+            IwppRun.error(NAME, "the marker or the mask image is no longer open.");
+            return;
+        }
+        String bad = IwppRun.checkType(marker);
+        if (bad == null)
+            bad = IwppRun.checkType(mask);
+        if (bad == null && marker.getBitDepth() != mask.getBitDepth())
+            bad = "the marker \"" + marker.getTitle() + "\" is " + marker.getBitDepth() + "-bit but the mask \""
+                    + mask.getTitle() + "\" is " + mask.getBitDepth() + "-bit; convert one (Image>Type).";
+        if (bad == null && (marker.getWidth() != mask.getWidth() || marker.getHeight() != mask.getHeight()
+                || marker.getStackSize() != mask.getStackSize()))
+            bad = "the marker is " + marker.getWidth() + "x" + marker.getHeight() + "x" + marker.getStackSize()
+                    + " but the mask is " + mask.getWidth() + "x" + mask.getHeight() + "x" + mask.getStackSize()
+                    + "; they must have the same size.";
+        boolean threeD = stack3d && mask.getNSlices() > 1;
+        if (bad == null)
+            bad = IwppRun.checkConnectivity(conn, threeD);
+        if (bad != null) {
+            IwppRun.error(NAME, bad);
+            return;
+        }
+
+        final int w = mask.getWidth(), h = mask.getHeight();
+        final ImageStack mk = marker.getStack(), ms = mask.getStack();
+        final ImageStack outStack = new ImageStack(w, h, ms.getSize());
+        IwppRun.Timing t = IwppRun.runVolumes(NAME, backend, IwppRun.volumes(mask, threeD),
+                new IwppRun.VolumeOp() {
+                    @Override
+                    public void run(int[] c, int[] idx, int slot) {
+                        Object[] res = IwppRun.copies(IwppRun.slices(mk, idx)); // the marker stays as it is
+                        IwppNative.reconstruct(c[0], c[1], c[2], res, IwppRun.slices(ms, idx), w, h, conn, mode);
+                        for (int i = 0; i < idx.length; i++)
+                            outStack.setPixels(res[i], idx[i]);
+                    }
+                });
+        if (t == null)
+            return;
+        ImagePlus out = IwppRun.result(marker, "rec", outStack);
+        if (mask.getBitDepth() != 32)
+            out.setLut(mask.getProcessor().getLut());
+        IwppRun.show(out);
+        IwppRun.logDone(NAME, marker, t, "mask " + mask.getTitle() + ", connectivity " + conn + ", by "
+                + OPERATIONS[mode] + (mask.getStackSize() > 1 ? (threeD ? ", 3D" : ", slice by slice") : ""));
+    }
+
+    private static int indexOf(String[] a, String s) {
+        for (int i = 0; i < a.length; i++)
+            if (a[i].equals(s))
+                return i;
+        return 0;
+    }
+}

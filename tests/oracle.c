@@ -1,0 +1,247 @@
+/* oracle.c - definitional references; see oracle.h. Independent of native/. */
+#include "oracle.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *xalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) abort(); /* test code: an oracle without memory cannot answer */
+    return p;
+}
+
+int oracle_neighbors(int conn, int off[26][3])
+{
+    int n = 0;
+    if (conn != 4 && conn != 8 && conn != 6 && conn != 18 && conn != 26) return 0;
+    for (int dz = -1; dz <= 1; ++dz)
+        for (int dy = -1; dy <= 1; ++dy)
+            for (int dx = -1; dx <= 1; ++dx) {
+                int changed = (dx != 0) + (dy != 0) + (dz != 0);
+                if (changed == 0) continue;
+                int in;
+                if (conn == 4) in = dz == 0 && changed == 1;
+                else if (conn == 8) in = dz == 0;
+                else if (conn == 6) in = changed == 1;
+                else if (conn == 18) in = changed <= 2;
+                else in = 1;
+                if (in) {
+                    off[n][0] = dx;
+                    off[n][1] = dy;
+                    off[n][2] = dz;
+                    ++n;
+                }
+            }
+    return n;
+}
+
+/* One elementary dilation (or erosion) of src into dst over the neighbourhood
+ * plus the centre, out-of-image neighbours ignored. */
+static void elementary(const double *src, double *dst, odims d, int conn, int erode)
+{
+    int off[26][3];
+    int n = oracle_neighbors(conn, off);
+    for (int64_t z = 0; z < d.d; ++z)
+        for (int64_t y = 0; y < d.h; ++y)
+            for (int64_t x = 0; x < d.w; ++x) {
+                int64_t p = x + d.w * (y + d.h * z);
+                double v = src[p];
+                for (int k = 0; k < n; ++k) {
+                    int64_t qx = x + off[k][0], qy = y + off[k][1], qz = z + off[k][2];
+                    if (qx < 0 || qy < 0 || qz < 0 || qx >= d.w || qy >= d.h || qz >= d.d) continue;
+                    double q = src[qx + d.w * (qy + d.h * qz)];
+                    if (erode ? q < v : q > v) v = q;
+                }
+                dst[p] = v;
+            }
+}
+
+int64_t oracle_reconstruct(double *marker, const double *mask, odims d, int conn, int by_erosion)
+{
+    int64_t n = odims_count(d);
+    for (int64_t i = 0; i < n; ++i) {
+        if (by_erosion ? marker[i] < mask[i] : marker[i] > mask[i]) marker[i] = mask[i];
+    }
+    double *next = xalloc((size_t)n * sizeof(double));
+    int64_t sweeps = 0;
+    for (;;) {
+        elementary(marker, next, d, conn, by_erosion);
+        int changed = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            double v = next[i];
+            if (by_erosion ? v < mask[i] : v > mask[i]) v = mask[i];
+            if (v != marker[i]) {
+                marker[i] = v;
+                changed = 1;
+            }
+        }
+        ++sweeps;
+        if (!changed) break;
+    }
+    free(next);
+    return sweeps;
+}
+
+double oracle_index_distance(int64_t a, int64_t b, odims d, const double spacing[3])
+{
+    int64_t ax = a % d.w, ay = (a / d.w) % d.h, az = a / (d.w * d.h);
+    int64_t bx = b % d.w, by = (b / d.w) % d.h, bz = b / (d.w * d.h);
+    double dx = (double)(ax - bx) * spacing[0];
+    double dy = (double)(ay - by) * spacing[1];
+    double dz = (double)(az - bz) * spacing[2];
+    return sqrt(dx * dx + dy * dy + dz * dz);
+}
+
+void oracle_edt(const double *binary, odims d, const double spacing[3], float *dist)
+{
+    int64_t n = odims_count(d);
+    int64_t *bg = xalloc((size_t)n * sizeof(int64_t));
+    int64_t nbg = 0;
+    for (int64_t i = 0; i < n; ++i)
+        if (binary[i] == 0) bg[nbg++] = i;
+    for (int64_t i = 0; i < n; ++i) {
+        if (binary[i] == 0) {
+            dist[i] = 0.0f;
+            continue;
+        }
+        double best = INFINITY;
+        for (int64_t k = 0; k < nbg; ++k) {
+            double e = oracle_index_distance(i, bg[k], d, spacing);
+            if (e < best) best = e;
+        }
+        dist[i] = (float)best;
+    }
+    free(bg);
+}
+
+double oracle_type_max(iwpp_type t)
+{
+    switch (t) {
+    case IWPP_U8: return 255.0;
+    case IWPP_U16: return 65535.0;
+    default: return FLT_MAX;
+    }
+}
+
+double oracle_type_min(iwpp_type t)
+{
+    return t == IWPP_F32 ? -FLT_MAX : 0.0;
+}
+
+int oracle_on_border(odims d, int64_t x, int64_t y, int64_t z)
+{
+    if (x == 0 || y == 0 || x == d.w - 1 || y == d.h - 1) return 1;
+    return d.d > 1 && (z == 0 || z == d.d - 1);
+}
+
+static void border_marker(const double *in, odims d, double inside, double *marker)
+{
+    for (int64_t z = 0; z < d.d; ++z)
+        for (int64_t y = 0; y < d.h; ++y)
+            for (int64_t x = 0; x < d.w; ++x) {
+                int64_t p = x + d.w * (y + d.h * z);
+                marker[p] = oracle_on_border(d, x, y, z) ? in[p] : inside;
+            }
+}
+
+void oracle_fill_holes(const double *in, odims d, iwpp_type t, int conn, double *out)
+{
+    border_marker(in, d, oracle_type_max(t), out);
+    oracle_reconstruct(out, in, d, conn, 1);
+}
+
+void oracle_kill_borders(const double *in, odims d, iwpp_type t, int conn, double *out)
+{
+    int64_t n = odims_count(d);
+    border_marker(in, d, oracle_type_min(t), out);
+    oracle_reconstruct(out, in, d, conn, 0);
+    for (int64_t i = 0; i < n; ++i) {
+        if (t == IWPP_F32) {
+            /* IEEE single precision: FLT_MAX - -FLT_MAX is +inf (no saturation for F32) */
+            float v = (float)in[i] - (float)out[i];
+            out[i] = (double)v;
+        }
+        else out[i] = in[i] - out[i]; /* rec <= in, never negative */
+    }
+}
+
+void oracle_regional_extrema(const double *in, odims d, int conn, int maxima, double *out)
+{
+    int off[26][3];
+    int nn = oracle_neighbors(conn, off);
+    int64_t n = odims_count(d);
+    int64_t *label = xalloc((size_t)n * sizeof(int64_t));
+    int64_t *stack = xalloc((size_t)n * sizeof(int64_t));
+    int64_t *members = xalloc((size_t)n * sizeof(int64_t));
+    for (int64_t i = 0; i < n; ++i) label[i] = -1;
+    for (int64_t seed = 0; seed < n; ++seed) {
+        if (label[seed] >= 0) continue;
+        /* flood the plateau of seed */
+        int64_t top = 0, count = 0;
+        int extremum = 1;
+        label[seed] = seed;
+        stack[top++] = seed;
+        while (top > 0) {
+            int64_t p = stack[--top];
+            members[count++] = p;
+            int64_t x = p % d.w, y = (p / d.w) % d.h, z = p / (d.w * d.h);
+            for (int k = 0; k < nn; ++k) {
+                int64_t qx = x + off[k][0], qy = y + off[k][1], qz = z + off[k][2];
+                if (qx < 0 || qy < 0 || qz < 0 || qx >= d.w || qy >= d.h || qz >= d.d) continue;
+                int64_t q = qx + d.w * (qy + d.h * qz);
+                if (in[q] == in[p]) {
+                    if (label[q] < 0) {
+                        label[q] = seed;
+                        stack[top++] = q;
+                    }
+                } else if (maxima ? in[q] > in[p] : in[q] < in[p]) {
+                    extremum = 0;
+                }
+            }
+        }
+        for (int64_t k = 0; k < count; ++k) out[members[k]] = extremum ? 255.0 : 0.0;
+    }
+    free(label);
+    free(stack);
+    free(members);
+}
+
+void oracle_hextrema(const double *in, odims d, iwpp_type t, double h, int conn, int maxima,
+                     double *out)
+{
+    int64_t n = odims_count(d);
+    double tmax = oracle_type_max(t);
+    if (t == IWPP_F32) {
+        float hf = (float)h;
+        for (int64_t i = 0; i < n; ++i) {
+            float v = (float)in[i];
+            float s = maxima ? v - hf : v + hf; /* IEEE single precision, may reach +-inf */
+            out[i] = (double)s;
+        }
+    } else {
+        double hi = floor(h + 0.5);
+        for (int64_t i = 0; i < n; ++i) {
+            double s = maxima ? in[i] - hi : in[i] + hi;
+            if (s < 0) s = 0;
+            if (s > tmax) s = tmax;
+            out[i] = s;
+        }
+    }
+    oracle_reconstruct(out, in, d, conn, !maxima);
+}
+
+void oracle_open_close(const double *in, odims d, int radius, int conn, int opening, double *out)
+{
+    int64_t n = odims_count(d);
+    double *tmp = xalloc((size_t)n * sizeof(double));
+    memcpy(out, in, (size_t)n * sizeof(double));
+    for (int r = 0; r < radius; ++r) {
+        elementary(out, tmp, d, conn, opening);
+        memcpy(out, tmp, (size_t)n * sizeof(double));
+    }
+    free(tmp);
+    oracle_reconstruct(out, in, d, conn, !opening);
+}

@@ -1,0 +1,344 @@
+/*
+ * test_edt.c - iwpp_distance_transform against brute force.
+ *
+ * EXACT: bit for bit equal to (float) of the double brute-force distance when
+ * the spacing is dyadic (every squared distance is then exact in double);
+ * within 4 float ulps for other spacings (summation order may differ).
+ * DANIELSSON: never below the exact distance, at most DAN_BOUND pixel
+ * spacings above it, and equal where the nearest background pixel is unique
+ * along a line (1D images, a single background pixel).
+ * nearest_out: a background pixel whose distance is the returned distance;
+ * a background pixel's own index on the background; -1 if no background.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+/* Until the CPU-EDT helper documents the Danielsson bound: at most one
+ * (largest) pixel spacing above the exact distance. */
+#define DAN_BOUND 1.0
+
+typedef struct ecase {
+    iwpp_type type;
+    odims d;
+    const double *binary;
+    const double *spacing; /* NULL = pass NULL (1,1,1) */
+    int dyadic;            /* squared distances exact in double: compare bit for bit */
+    int dan_exact;         /* Danielsson must equal the exact result here */
+    int64_t pad_y, pad_z;
+    const char *label;
+    uint64_t seed;
+} ecase;
+
+static int float_close(float a, float b, int ulps)
+{
+    if (a == b) return 1;
+    if (isnan(a) || isnan(b) || isinf(a) || isinf(b)) return 0;
+    float lo = a < b ? a : b, hi = a < b ? b : a;
+    for (int i = 0; i < ulps; ++i) lo = nextafterf(lo, INFINITY);
+    return lo >= hi;
+}
+
+static int run_case(const ecase *c)
+{
+    int fails = 0;
+    odims d = c->d;
+    int64_t n = odims_count(d);
+    double one[3] = {1, 1, 1};
+    const double *sp = c->spacing ? c->spacing : one;
+    double spmax = fmax(sp[0], fmax(sp[1], sp[2]));
+    float *exact = malloc((size_t)n * sizeof(float));
+    oracle_edt(c->binary, d, sp, exact);
+    int64_t nbg = 0;
+    for (int64_t i = 0; i < n; ++i) nbg += c->binary[i] == 0;
+
+    for (int ci = 0; ci < g_ncfg; ++ci)
+        for (int method = 0; method < 2; ++method)
+            for (int with_nearest = 0; with_nearest < 2; ++with_nearest) {
+                iwpp_context *ctx = g_cfg[ci].ctx;
+                iwpp_edt_method em = method ? IWPP_EDT_DANIELSSON : IWPP_EDT_EXACT;
+                const char *what = fmt("edt %s %s%s %lldx%lldx%lld spacing=(%g,%g,%g)%s %s pad=%lld/%lld seed=%llu [%s]",
+                                       method ? "danielsson" : "exact", iwpp_type_name(c->type),
+                                       with_nearest ? " +nearest" : "", (long long)d.w, (long long)d.h,
+                                       (long long)d.d, sp[0], sp[1], sp[2], c->spacing ? "" : "(NULL)",
+                                       c->label, (long long)c->pad_y, (long long)c->pad_z,
+                                       (unsigned long long)c->seed, g_cfg[ci].name);
+                timg bin, dist, near;
+                memset(&near, 0, sizeof near);
+                if (!timg_init(&bin, c->type, d, c->pad_y, c->pad_z) ||
+                    !timg_init(&dist, IWPP_F32, d, c->pad_y ? c->pad_y + 2 : 0, c->pad_z ? c->pad_z + 1 : 0) ||
+                    (with_nearest && !timg_init(&near, IWPP_I64, d, c->pad_y, c->pad_z ? c->pad_z + 3 : 0)))
+                    fail_msg("out of memory in the test");
+                timg_load(&bin, c->binary);
+                unsigned char *snap = malloc(bin.bytes);
+                memcpy(snap, bin.alloc, bin.bytes);
+
+                iwpp_status st = iwpp_distance_transform(ctx, &bin.v, em, c->spacing, &dist.v,
+                                                         with_nearest ? &near.v : NULL);
+                int bad = check_ok(st, ctx, what);
+                if (!bad) bad = check_padding(&dist, what) || (with_nearest && check_padding(&near, what));
+                if (!bad && !timg_bytes_equal(&bin, snap)) {
+                    print_error("FAIL: %s: the binary input was modified\n", what);
+                    bad = 1;
+                }
+                int64_t first = -1;
+                float fgot = 0, fexp = 0;
+                int64_t fnear = 0;
+                const char *why = "";
+                for (int64_t z = 0; !bad && z < d.d; ++z)
+                    for (int64_t y = 0; y < d.h; ++y)
+                        for (int64_t x = 0; x < d.w; ++x) {
+                            int64_t p = x + d.w * (y + d.h * z);
+                            float g = (float)timg_get(&dist, x, y, z);
+                            float e = exact[p];
+                            int ok;
+                            if (method == 0 || c->dan_exact) {
+                                if (method == 0 && c->dyadic) ok = memcmp(&g, &e, sizeof g) == 0;
+                                else ok = float_close(g, e, 4);
+                                why = method == 0 ? "not the exact distance" : "Danielsson must be exact here";
+                            } else {
+                                ok = isinf(e) ? isinf(g) && g > 0
+                                              : (double)g >= (double)e * (1.0 - 1e-6) - 1e-6 &&
+                                                    (double)g - (double)e <= DAN_BOUND * spmax + 1e-5;
+                                why = "outside the Danielsson bound";
+                            }
+                            int64_t q = 0;
+                            if (ok && with_nearest) {
+                                q = (int64_t)timg_get(&near, x, y, z);
+                                if (nbg == 0) {
+                                    ok = q == -1;
+                                    why = "nearest must be -1 without background";
+                                } else if (q < 0 || q >= n || c->binary[q] != 0) {
+                                    ok = 0;
+                                    why = "nearest is not a background pixel";
+                                } else if (c->binary[p] == 0 && q != p) {
+                                    ok = 0;
+                                    why = "a background pixel's nearest must be itself";
+                                } else {
+                                    float dq = (float)oracle_index_distance(p, q, d, sp);
+                                    ok = (method == 0 && c->dyadic) ? dq == g : float_close(dq, g, 4);
+                                    why = "the distance to the returned nearest pixel differs from dist";
+                                    if (ok && method == 0) {
+                                        ok = dq == e || float_close(dq, e, 4);
+                                        why = "the returned nearest pixel is not a nearest one";
+                                    }
+                                }
+                            }
+                            if (!ok && first < 0) {
+                                first = p;
+                                fgot = g;
+                                fexp = e;
+                                fnear = q;
+                                print_error("FAIL: %s: %s at (x=%lld, y=%lld, z=%lld): got dist %.9g, exact %.9g, nearest %lld\n",
+                                            what, why, (long long)x, (long long)y, (long long)z, (double)fgot,
+                                            (double)fexp, (long long)fnear);
+                                bad = 1;
+                            }
+                        }
+                if (bad) note_failure(&fails);
+                free(snap);
+                timg_free(&bin);
+                timg_free(&dist);
+                if (with_nearest) timg_free(&near);
+            }
+    free(exact);
+    return fails;
+}
+
+static const double SP_ONE[3] = {1, 1, 1};
+static const double SP_ANISO[3] = {0.5, 2.0, 1.25};
+static const double SP_ANISO2[3] = {1.25, 0.75, 3.0};
+static const double SP_MICRO[3] = {0.1625, 0.1625, 0.4}; /* not dyadic */
+
+static void fg_values(iwpp_type t, double out[3])
+{
+    /* foreground is any nonzero value, negative floats included */
+    if (t == IWPP_U8) { out[0] = 255; out[1] = 1; out[2] = 7; }
+    else if (t == IWPP_U16) { out[0] = 65535; out[1] = 1; out[2] = 300; }
+    else { out[0] = 1.0; out[1] = -2.5; out[2] = 1e-30; }
+}
+
+static int random_cases(uint64_t seed, const odims *sizes, int nsizes)
+{
+    static const iwpp_type types[3] = {IWPP_U8, IWPP_U16, IWPP_F32};
+    const double *sps[4] = {NULL, SP_ONE, SP_ANISO, SP_ANISO2};
+    static const double pfg[3] = {0.5, 0.9, 0.995};
+    int fails = 0;
+    for (int s = 0; s < nsizes; ++s)
+        for (int t = 0; t < 3; ++t)
+            for (int p = 0; p < 3; ++p) {
+                odims d = sizes[s];
+                trng r;
+                trng_seed(&r, ++seed);
+                double fg[3];
+                fg_values(types[t], fg);
+                double *b = vol_alloc(d);
+                gen_binary(&r, d, pfg[p], fg[p], b);
+                ecase c = {types[t], d, b, sps[(s + t + p) % 4], 1, 0, 0, 0, "random", seed};
+                fails += run_case(&c);
+                free(b);
+            }
+    return fails;
+}
+
+static void test_random_2d(void **state)
+{
+    (void)state;
+    static const odims sizes[] = {{1, 1, 1},   {1, 29, 1},  {29, 1, 1},  {2, 3, 1},   {13, 7, 1},
+                                  {15, 17, 1}, {16, 16, 1}, {33, 31, 1}, {64, 64, 1}, {64, 5, 1}};
+    assert_int_equal(random_cases(100, sizes, sizeof sizes / sizeof sizes[0]), 0);
+}
+
+static void test_random_3d(void **state)
+{
+    (void)state;
+    static const odims sizes[] = {{1, 1, 5}, {5, 4, 3}, {9, 1, 7}, {7, 8, 1}, {16, 16, 16}, {17, 15, 6}};
+    assert_int_equal(random_cases(200, sizes, sizeof sizes / sizeof sizes[0]), 0);
+}
+
+static void test_non_dyadic_spacing(void **state)
+{
+    (void)state;
+    int fails = 0;
+    static const odims sizes[] = {{31, 29, 1}, {12, 11, 9}};
+    for (int s = 0; s < 2; ++s) {
+        trng r;
+        trng_seed(&r, 300 + (uint64_t)s);
+        double *b = vol_alloc(sizes[s]);
+        gen_binary(&r, sizes[s], 0.97, 1.0, b);
+        ecase c = {IWPP_U8, sizes[s], b, SP_MICRO, 0, 0, 0, 0, "calibrated spacing", 300 + (uint64_t)s};
+        fails += run_case(&c);
+        free(b);
+    }
+    assert_int_equal(fails, 0);
+}
+
+static void test_degenerate(void **state)
+{
+    (void)state;
+    int fails = 0;
+    static const odims sizes[] = {{1, 1, 1}, {1, 17, 1}, {17, 1, 1}, {23, 19, 1}, {6, 5, 4}};
+    static const iwpp_type types[3] = {IWPP_U8, IWPP_U16, IWPP_F32};
+    for (int s = 0; s < 5; ++s)
+        for (int t = 0; t < 3; ++t) {
+            odims d = sizes[s];
+            int64_t n = odims_count(d);
+            double *b = vol_alloc(d);
+            double fg[3];
+            fg_values(types[t], fg);
+            /* all background */
+            gen_const(d, 0.0, b);
+            ecase c = {types[t], d, b, SP_ANISO, 1, 1, 0, 0, "all background", 0};
+            fails += run_case(&c);
+            /* no background: +inf and -1 */
+            gen_const(d, fg[1], b);
+            c.label = "no background";
+            fails += run_case(&c);
+            /* a single background pixel: a corner, then the middle */
+            b[n - 1] = 0.0;
+            c.label = "single background pixel (last)";
+            c.spacing = NULL;
+            fails += run_case(&c);
+            b[n - 1] = fg[1];
+            b[n / 2] = 0.0;
+            c.label = "single background pixel (middle)";
+            c.spacing = SP_ANISO2;
+            fails += run_case(&c);
+            /* 1D lines: Danielsson is exact there */
+            if (d.w == 1 || d.h == 1) {
+                trng r;
+                trng_seed(&r, 400 + (uint64_t)s);
+                gen_binary(&r, d, 0.8, fg[0], b);
+                c.label = "1D random";
+                c.seed = 400 + (uint64_t)s;
+                fails += run_case(&c);
+            }
+            free(b);
+        }
+    assert_int_equal(fails, 0);
+}
+
+static void test_strided(void **state)
+{
+    (void)state;
+    int fails = 0;
+    static const odims sizes[] = {{13, 7, 1}, {9, 8, 7}, {1, 6, 2}};
+    for (int s = 0; s < 3; ++s) {
+        trng r;
+        trng_seed(&r, 500 + (uint64_t)s);
+        double *b = vol_alloc(sizes[s]);
+        gen_binary(&r, sizes[s], 0.85, 3.0, b);
+        ecase c = {IWPP_U16, sizes[s], b, SP_ANISO, 1, 0, 4, sizes[s].d > 1 ? 6 : 0, "strided", 500 + (uint64_t)s};
+        fails += run_case(&c);
+        c.type = IWPP_F32;
+        c.pad_y = 1;
+        fails += run_case(&c);
+        free(b);
+    }
+    assert_int_equal(fails, 0);
+}
+
+/* Shapes with many equidistant background pixels (ties) and thin structures. */
+static void test_shapes(void **state)
+{
+    (void)state;
+    int fails = 0;
+    odims d2 = {41, 37, 1};
+    double *b = vol_alloc(d2);
+    /* a disc of foreground: ties everywhere along the diagonals */
+    for (int64_t y = 0; y < d2.h; ++y)
+        for (int64_t x = 0; x < d2.w; ++x) {
+            double dx = (double)x - 20, dy = (double)y - 18;
+            b[x + d2.w * y] = dx * dx + dy * dy <= 16.5 * 16.5 ? 1 : 0;
+        }
+    ecase c = {IWPP_U8, d2, b, NULL, 1, 0, 0, 0, "disc", 0};
+    fails += run_case(&c);
+    /* the spiral's walls as background: long thin structures */
+    gen_spiral(d2, b);
+    c.label = "spiral corridors";
+    c.spacing = SP_ANISO;
+    fails += run_case(&c);
+    free(b);
+    /* 3D: a ball, and a maze */
+    odims d3 = {15, 14, 13};
+    b = vol_alloc(d3);
+    for (int64_t z = 0; z < d3.d; ++z)
+        for (int64_t y = 0; y < d3.h; ++y)
+            for (int64_t x = 0; x < d3.w; ++x) {
+                double dx = (double)x - 7, dy = (double)y - 6.5, dz = (double)z - 6;
+                b[x + d3.w * (y + d3.h * z)] = dx * dx + dy * dy + dz * dz <= 36 ? 1 : 0;
+            }
+    c.d = d3;
+    c.binary = b;
+    c.label = "ball";
+    c.spacing = SP_ANISO2;
+    fails += run_case(&c);
+    trng r;
+    trng_seed(&r, 600);
+    gen_maze(&r, d3, b);
+    c.label = "maze";
+    c.spacing = NULL;
+    c.seed = 600;
+    fails += run_case(&c);
+    free(b);
+    assert_int_equal(fails, 0);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    int rc = harness_init(argv[0]);
+    if (rc) return rc;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_2d),  cmocka_unit_test(test_random_3d),
+        cmocka_unit_test(test_non_dyadic_spacing), cmocka_unit_test(test_degenerate),
+        cmocka_unit_test(test_strided),    cmocka_unit_test(test_shapes),
+    };
+    int failed = HARNESS_RUN("edt", tests);
+    harness_fini();
+    return failed ? 1 : 0;
+}
