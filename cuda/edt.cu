@@ -7,10 +7,13 @@
  *   A. along the outer axis (y in 2D, z in 3D): nearest background on the line, forward and
  *      backward sweeps, one thread per (column, segment of 128), coalesced;
  *   B. (3D) along y: lower envelope of parabolas, one thread per (x, z) line;
- *   C. along x: lower envelope, then dist = (float)sqrt(d2) and the nearest index.
- * The envelope's stacks (v, zn, zd) live in device scratch laid out [element][line], so that the
- * threads of a warp (consecutive lines) touch consecutive words; lines are processed in batches
- * that bound the scratch.
+ *   C. along x: one block per row (edt_rows): banded lower envelopes in shared memory, each pixel
+ *      takes the smallest d2 over its own band and the bands beside it that can still be closer,
+ *      then dist = (float)sqrt(d2) and the nearest index. Rows too wide for shared memory fall
+ *      back to one thread per row, as pass B.
+ * One-thread-per-line envelopes keep their stacks (v, zn, zd) in device scratch laid out
+ * [element][line], so that the threads of a warp (consecutive lines) touch consecutive words;
+ * lines are processed in batches that bound the scratch.
  *
  * IWPP_EDT_DANIELSSON: paper 000 Alg. 6 on the multi-level queue (mlqueue.cuh): every pixel
  * holds its nearest background site packed in 64 bits (x, y, z: 21 bits each); a neighbour
@@ -21,6 +24,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #define NO_SITE (-1)
 
@@ -251,7 +255,7 @@ __global__ void edt_pass_x(const int32_t *ny, const int32_t *nz, float *dist, in
  * example unit spacing), so the distances are equal bit for bit. */
 #define RB_S 32
 #define RB_SB 32
-#define RB_THREADS 256
+#define RB_THREADS 512 /* default block size; IWPP_CUDA_EDT_ROW_THREADS=256 selects the other */
 
 /* Shared memory of edt_rows for rows of w pixels: f (one padding double after every RB_S, so that
  * the threads building their bands' envelopes read distinct banks), bmin[NB], smin[NSB]
@@ -355,7 +359,8 @@ __host__ __device__ __forceinline__ void rb_pixel(const double *sf, const double
     }
 }
 
-__global__ void __launch_bounds__(RB_THREADS) edt_rows(const int32_t *__restrict__ ny, const int32_t *__restrict__ nz,
+template <int THREADS>
+__global__ void __launch_bounds__(THREADS) edt_rows(const int32_t *__restrict__ ny, const int32_t *__restrict__ nz,
                                                        float *__restrict__ dist, int64_t *__restrict__ nearest,
                                                        int64_t w, int64_t h, int64_t rows, double hx, double hy,
                                                        double hz)
@@ -475,13 +480,25 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     int32_t *v = (int32_t *)(zd + (size_t)L * maxlen);
 
     unsigned rb_grid = 1, rb_threads = RB_THREADS;
+    void (*rb_kern)(const int32_t *, const int32_t *, float *, int64_t *, int64_t, int64_t, int64_t, double, double,
+                    double) = edt_rows<RB_THREADS>;
     if (rows_fast) {
+        /* block size for measurements: IWPP_CUDA_EDT_ROW_THREADS = 256 or 512 */
+        const char *ev = getenv("IWPP_CUDA_EDT_ROW_THREADS");
+        if (ev && atoi(ev) == 256) {
+            rb_threads = 256;
+            rb_kern = edt_rows<256>;
+        } else if (ev && atoi(ev) == 512) {
+            rb_threads = 512;
+            rb_kern = edt_rows<512>;
+        }
         if (rb_bytes > 48 * 1024)
-            CU_TRY(ctx, cudaFuncSetAttribute(edt_rows, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)rb_bytes),
+            CU_TRY(ctx, cudaFuncSetAttribute(rb_kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)rb_bytes),
                    "configuring the distance transform's row kernel");
-        if (w < RB_THREADS) rb_threads = (unsigned)((w + 31) / 32 * 32);
+        const unsigned block = rb_threads;
+        if (w < (int64_t)rb_threads) rb_threads = (unsigned)((w + 31) / 32 * 32);
         int occ = 0;
-        CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, edt_rows, (int)rb_threads, rb_bytes),
+        CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, rb_kern, (int)block, rb_bytes),
                "sizing the distance transform's row kernel");
         if (occ < 1) occ = 1;
         rb_grid = cu_blocks(lines_c, 1, st->sms * occ * 4);
@@ -505,7 +522,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         nz = nz2;
     }
     if (rows_fast) {
-        edt_rows<<<rb_grid, rb_threads, rb_bytes, s>>>(ny, nz, (float *)dist->ptr,
+        rb_kern<<<rb_grid, rb_threads, rb_bytes, s>>>(ny, nz, (float *)dist->ptr,
                                                        nearest ? (int64_t *)nearest->ptr : NULL, w, h, lines_c,
                                                        sp[0], sp[1], sp[2]);
     } else {

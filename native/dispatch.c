@@ -304,6 +304,9 @@ iwpp_status iwpp_check_image(iwpp_context *ctx, const iwpp_image *im, const char
         if (types == IWPP_TYPE_BIT(IWPP_F32))
             return iwpp_set_error(ctx, IWPP_EINVAL, "%s must be a 32-bit float (f32) image, not %s", what,
                                   iwpp_type_name(im->type));
+        if (types == IWPP_TYPE_BIT(IWPP_U8))
+            return iwpp_set_error(ctx, IWPP_EINVAL, "%s must be an 8-bit (u8) image, not %s", what,
+                                  iwpp_type_name(im->type));
         if (types == IWPP_TYPE_BIT(IWPP_I64))
             return iwpp_set_error(ctx, IWPP_EINVAL, "%s must be a 64-bit integer (i64) image, not %s",
                                   what, iwpp_type_name(im->type));

@@ -95,6 +95,53 @@ double oracle_index_distance(int64_t a, int64_t b, odims d, const double spacing
     return sqrt(dx * dx + dy * dy + dz * dz);
 }
 
+/* Squared distance in the order the API documents: ((dz*hz)^2 + (dy*hy)^2) + (dx*hx)^2, in double. */
+static double index_d2(int64_t a, int64_t b, odims d, const double spacing[3])
+{
+    int64_t ax = a % d.w, ay = (a / d.w) % d.h, az = a / (d.w * d.h);
+    int64_t bx = b % d.w, by = (b / d.w) % d.h, bz = b / (d.w * d.h);
+    double dx = (double)(ax - bx) * spacing[0];
+    double dy = (double)(ay - by) * spacing[1];
+    double dz = (double)(az - bz) * spacing[2];
+    return (dz * dz + dy * dy) + dx * dx;
+}
+
+/* Length of the neighbour-step path from b to a that takes 3-axis diagonal steps,
+ * then 2-axis diagonal steps, then straight steps (an upper bound of Danielsson). */
+static double step_path_length(int64_t a, int64_t b, odims d, const double spacing[3])
+{
+    int64_t ax = a % d.w, ay = (a / d.w) % d.h, az = a / (d.w * d.h);
+    int64_t bx = b % d.w, by = (b / d.w) % d.h, bz = b / (d.w * d.h);
+    double n[3] = {(double)llabs(ax - bx), (double)llabs(ay - by), (double)llabs(az - bz)};
+    double h[3] = {spacing[0], spacing[1], spacing[2]};
+    for (int i = 0; i < 3; ++i) /* sort by step count, descending, with their spacings */
+        for (int j = i + 1; j < 3; ++j)
+            if (n[j] > n[i]) {
+                double t = n[i]; n[i] = n[j]; n[j] = t;
+                t = h[i]; h[i] = h[j]; h[j] = t;
+            }
+    return (n[0] - n[1]) * h[0] + (n[1] - n[2]) * sqrt(h[0] * h[0] + h[1] * h[1]) +
+           n[2] * sqrt(h[0] * h[0] + h[1] * h[1] + h[2] * h[2]);
+}
+
+void oracle_danielsson_bound(const double *binary, odims d, const double spacing[3], double *bound)
+{
+    int64_t n = odims_count(d);
+    int64_t *bg = xalloc((size_t)n * sizeof(int64_t));
+    int64_t nbg = 0;
+    for (int64_t i = 0; i < n; ++i)
+        if (binary[i] == 0) bg[nbg++] = i;
+    for (int64_t i = 0; i < n; ++i) {
+        double best = binary[i] == 0 ? 0.0 : INFINITY;
+        for (int64_t k = 0; binary[i] != 0 && k < nbg; ++k) {
+            double e = step_path_length(i, bg[k], d, spacing);
+            if (e < best) best = e;
+        }
+        bound[i] = best;
+    }
+    free(bg);
+}
+
 void oracle_edt(const double *binary, odims d, const double spacing[3], float *dist)
 {
     int64_t n = odims_count(d);
@@ -109,10 +156,10 @@ void oracle_edt(const double *binary, odims d, const double spacing[3], float *d
         }
         double best = INFINITY;
         for (int64_t k = 0; k < nbg; ++k) {
-            double e = oracle_index_distance(i, bg[k], d, spacing);
+            double e = index_d2(i, bg[k], d, spacing);
             if (e < best) best = e;
         }
-        dist[i] = (float)best;
+        dist[i] = (float)sqrt(best);
     }
     free(bg);
 }

@@ -48,6 +48,9 @@ int64_t oracle_reconstruct(double *marker, const double *mask, odims d, int conn
  * 0 on background; +INFINITY everywhere if there is no background.
  */
 void oracle_edt(const double *binary, odims d, const double spacing[3], float *dist);
+/** Danielsson's provable upper bound per pixel: the shortest neighbour-step path (8/26
+ *  neighbours, spacing-weighted) from any background pixel; 0 on background. */
+void oracle_danielsson_bound(const double *binary, odims d, const double spacing[3], double *bound);
 
 /** Distance in double between linear indices @p a and @p b (x + w*(y + h*z)). */
 double oracle_index_distance(int64_t a, int64_t b, odims d, const double spacing[3]);
