@@ -124,7 +124,11 @@ static double step_path_length(int64_t a, int64_t b, odims d, const double spaci
            n[2] * sqrt(h[0] * h[0] + h[1] * h[1] + h[2] * h[2]);
 }
 
-void oracle_danielsson_bound(const double *binary, odims d, const double spacing[3], double *bound)
+/* For every pixel, the minimum of metric(pixel, b) over all background pixels b
+ * (0 on background, +inf if there is none). */
+static void min_over_background(const double *binary, odims d, const double spacing[3],
+                                double (*metric)(int64_t, int64_t, odims, const double *),
+                                double *out)
 {
     int64_t n = odims_count(d);
     int64_t *bg = xalloc((size_t)n * sizeof(int64_t));
@@ -134,34 +138,26 @@ void oracle_danielsson_bound(const double *binary, odims d, const double spacing
     for (int64_t i = 0; i < n; ++i) {
         double best = binary[i] == 0 ? 0.0 : INFINITY;
         for (int64_t k = 0; binary[i] != 0 && k < nbg; ++k) {
-            double e = step_path_length(i, bg[k], d, spacing);
+            double e = metric(i, bg[k], d, spacing);
             if (e < best) best = e;
         }
-        bound[i] = best;
+        out[i] = best;
     }
     free(bg);
+}
+
+void oracle_danielsson_bound(const double *binary, odims d, const double spacing[3], double *bound)
+{
+    min_over_background(binary, d, spacing, step_path_length, bound);
 }
 
 void oracle_edt(const double *binary, odims d, const double spacing[3], float *dist)
 {
     int64_t n = odims_count(d);
-    int64_t *bg = xalloc((size_t)n * sizeof(int64_t));
-    int64_t nbg = 0;
-    for (int64_t i = 0; i < n; ++i)
-        if (binary[i] == 0) bg[nbg++] = i;
-    for (int64_t i = 0; i < n; ++i) {
-        if (binary[i] == 0) {
-            dist[i] = 0.0f;
-            continue;
-        }
-        double best = INFINITY;
-        for (int64_t k = 0; k < nbg; ++k) {
-            double e = index_d2(i, bg[k], d, spacing);
-            if (e < best) best = e;
-        }
-        dist[i] = (float)sqrt(best);
-    }
-    free(bg);
+    double *d2 = xalloc((size_t)n * sizeof(double));
+    min_over_background(binary, d, spacing, index_d2, d2);
+    for (int64_t i = 0; i < n; ++i) dist[i] = (float)sqrt(d2[i]);
+    free(d2);
 }
 
 double oracle_type_max(iwpp_type t)

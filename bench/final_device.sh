@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: build everything (CUDA sm_90, OpenCL, tests, bench), run the
+# CMocka suite on every backend (CUDA, NVIDIA OpenCL, CPU), compute-sanitizer on a subset, and
+# the headline benchmarks with the Python baselines. Logs go to $OUT.
+#   bash bench/final_device.sh     (needs .device/ carried for CMocka)
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-$ROOT/build-final-out}
+mkdir -p "$OUT"
+exec > >(tee "$OUT/final.log") 2>&1
+START=$(date +%s)
+stamp() { echo "== [$(( $(date +%s) - START )) s] $*"; }
+mkdir -p /tmp/cm && for f in "$ROOT"/.device/*.deb; do dpkg -x "$f" /tmp/cm; done
+if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
+  mkdir -p /tmp/icd && echo libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
+  for f in /etc/OpenCL/vendors/*.icd; do [ -e "$f" ] && cp "$f" /tmp/icd/; done
+  export OCL_ICD_VENDORS=/tmp/icd
+fi
+nvidia-smi -L; nproc
+B=$ROOT/build-final
+stamp configure
+cmake -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=Release -DIWPP_ENABLE_JAVA=OFF -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DCMAKE_PREFIX_PATH=/tmp/cm/usr -DCMAKE_EXE_LINKER_FLAGS=-Wl,-rpath,/tmp/cm/usr/lib/x86_64-linux-gnu \
+  -DIWPP_TEST_GPU_CONFIGS=queue,megapixel,atomic,prefixsum 2>&1 | grep -E "IWPP|Error"
+stamp build
+cmake --build "$B" -j16 2>&1 | grep -E "warning|error" | head -20
+stamp "ctest (all backends)"
+(cd "$B" && timeout 240 ctest -j6 --output-on-failure 2>&1 | tail -40)
+stamp "compute-sanitizer"
+T=$B/cuda/iwpp_cuda_timing
+[ -x "$T" ] || T=$(find "$B" -name iwpp_cuda_timing -type f | head -1)
+timeout 60 compute-sanitizer --tool memcheck --leak-check full "$T" -2 2>&1 | tail -4
+timeout 60 compute-sanitizer --tool racecheck "$T" -2 2>&1 | tail -3
+(cd "$B" && IWPP_TEST_BACKEND=cuda IWPP_TEST_GPU_CONFIGS=queue IWPP_TEST_FILTER=random timeout 90 \
+  compute-sanitizer --tool memcheck tests/test_extrema 2>&1 | tail -4)
+stamp "bench: reconstruction + EDT, 4096/8192, cpu t1/t16, cuda variants, opencl"
+timeout 150 "$B/bench/iwpp_bench" --ops rec-dil,edt-exact,edt-dan --sizes 4096,8192 --types u8 --conn 4,8 \
+  --backends cpu,cuda,opencl --threads 16 --variants ml,atomic,pf,mp --ocl-variants ml \
+  --reps 5 --budget 10 --dump /tmp/dump --csv "$OUT/bench_final.csv"
+stamp "compare (OpenCV, SciPy, CuPy; scikit-image up to 4096)"
+timeout 90 python3 "$ROOT/bench/compare.py" --dir /tmp/dump --csv "$OUT/bench_final.csv" --threads 16 \
+  --reps 2 --budget 10 --skimage-max 4096 --out "$OUT/compare_final.csv" 2>&1 | tail -40
+stamp done
