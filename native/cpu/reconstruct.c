@@ -5,17 +5,20 @@
  * from the N+ neighbours (those met before a pixel), an anti-raster scan from
  * the N- neighbours, and queues every pixel that can still raise one of its
  * N- neighbours; a FIFO phase then propagates from the queued pixels until the
- * queue is empty.
+ * queue is empty. The FIFO is kept per tile (long, contiguous strips) and
+ * drained one tile at a time, so that the wavefront stays in cache instead of
+ * sweeping the whole image once per generation.
  *
  * Parallel (OpenMP, more than one thread and more than one tile): the image is
- * cut into tiles (2D) or blocks (3D). A round of
- *   1. local propagation: each tile, owned by one thread, runs Fast Hybrid
- *      (first round) or a FIFO phase seeded from its border (later rounds),
- *      reading and writing only its own pixels;
- *   2. border exchange: each tile next to a tile whose border changed looks at
- *      the pixels just outside its border and records, in a seed list it owns,
- *      which of its border pixels they raise and to what value; nothing is
- *      written to the image in this step;
+ * cut into tiles (2D) or blocks (3D). Round 0 runs Fast Hybrid in every tile
+ * on a private contiguous copy of its pixels; then a round of
+ *   1. border exchange: each tile next to a tile whose border changed looks at
+ *      the changed pixels just outside its border (all of them after round 0)
+ *      and records, in a seed list it owns, which of its border pixels they
+ *      raise and to what value; nothing is written to the image in this step;
+ *   2. local propagation: each tile with seeds, owned by one thread, applies
+ *      them and runs a FIFO phase restricted to its own pixels, listing the
+ *      border pixels that changed;
  * is repeated until no tile receives a seed. Every pixel is only written by
  * the thread that owns its tile, and every read of another tile's pixels
  * happens in a step where nobody writes, so there are no data races; the
@@ -114,6 +117,7 @@ typedef struct rc_tiles {
     int64_t count;
 } rc_tiles;
 
+#ifdef _OPENMP
 /*
  * 2D tiles are tile x tile pixels. 3D blocks get about as many voxels as a 2D
  * tile has pixels (edge = cube root of tile^2, e.g. 40 for 256), so that a
@@ -139,6 +143,7 @@ static rc_tiles rc_make_tiles(const rc_geom *g, int64_t tile)
     t.count = t.nx * t.ny * t.nz;
     return t;
 }
+#endif
 
 /*
  * Tiles of the sequential FIFO phase, chosen for cache locality only (any
