@@ -93,8 +93,10 @@ static iwpp_status resolve_auto(iwpp_context *ctx)
     if (cuda && cuda->probe(NULL, 0) && open_backend(ctx, cuda) == IWPP_OK) return IWPP_OK;
     const iwpp_backend_ops *ocl = backend_ops(IWPP_BACKEND_OPENCL);
     if (ocl && ocl->probe(NULL, 0)) {
+        /* A device index set by the caller is honoured; index 0 means "the first GPU". */
         int n = ocl->device_count();
-        for (int i = 0; i < n; ++i) {
+        int first = ctx->device > 0 ? ctx->device : 0, last = ctx->device > 0 ? ctx->device + 1 : n;
+        for (int i = first; i < last && i < n; ++i) {
             iwpp_device_info info;
             if (ocl->device_info(i, &info) == IWPP_OK && info.is_gpu) {
                 int saved = ctx->device;
@@ -277,7 +279,8 @@ static int64_t eff_stride_z(const iwpp_image *im)
     return im->stride_z ? im->stride_z : eff_stride_y(im) * im->height;
 }
 
-static int has_nan(const iwpp_image *im, int64_t *nx, int64_t *ny, int64_t *nz)
+/* First pixel that is NaN (or, with @p also_inf, not finite). */
+static int has_bad_float(const iwpp_image *im, int also_inf, int64_t *nx, int64_t *ny, int64_t *nz)
 {
     const float *p = (const float *)im->data;
     int64_t sy = eff_stride_y(im), sz = eff_stride_z(im);
@@ -285,7 +288,7 @@ static int has_nan(const iwpp_image *im, int64_t *nx, int64_t *ny, int64_t *nz)
         for (int64_t y = 0; y < im->height; ++y) {
             const float *row = p + z * sz + y * sy;
             for (int64_t x = 0; x < im->width; ++x)
-                if (isnan(row[x])) {
+                if (isnan(row[x]) || (also_inf && isinf(row[x]))) {
                     *nx = x, *ny = y, *nz = z;
                     return 1;
                 }
@@ -322,8 +325,19 @@ iwpp_status iwpp_check_image(iwpp_context *ctx, const iwpp_image *im, const char
     if (im->width > lim / im->height || im->width * im->height > lim / im->depth)
         return iwpp_set_error(ctx, IWPP_EINVAL, "%s is %lldx%lldx%lld: too many pixels", what,
                               (long long)im->width, (long long)im->height, (long long)im->depth);
+    if (im->stride_y < 0 || im->stride_z < 0)
+        return iwpp_set_error(ctx, IWPP_EINVAL,
+                              "%s has a negative stride (stride_y %lld, stride_z %lld); use 0 for "
+                              "contiguous or a positive count of elements",
+                              what, (long long)im->stride_y, (long long)im->stride_z);
+    /* Strides so large that the view's extent overflows 64 bits are refused before any use. */
+    if ((im->stride_y && im->stride_y > lim / im->height) ||
+        (im->stride_z && im->stride_z > lim / im->depth) ||
+        (!im->stride_z && im->stride_y && im->stride_y * im->height > lim / im->depth))
+        return iwpp_set_error(ctx, IWPP_EINVAL, "%s has strides (%lld, %lld) that span too much memory",
+                              what, (long long)im->stride_y, (long long)im->stride_z);
     int64_t sy = eff_stride_y(im), sz = eff_stride_z(im);
-    if (im->stride_y < 0 || im->stride_z < 0 || sy < im->width)
+    if (sy < im->width)
         return iwpp_set_error(ctx, IWPP_EINVAL, "%s has stride_y %lld, below its width %lld", what,
                               (long long)im->stride_y, (long long)im->width);
     if (im->depth > 1 && sz < sy * (im->height - 1) + im->width)
@@ -331,8 +345,18 @@ iwpp_status iwpp_check_image(iwpp_context *ctx, const iwpp_image *im, const char
                               "%s has stride_z %lld: slices of %lld rows with stride_y %lld overlap", what,
                               (long long)sz, (long long)im->height, (long long)sy);
     int64_t nx, ny, nz;
-    if (check_nan && im->type == IWPP_F32 && has_nan(im, &nx, &ny, &nz))
+    if (check_nan && im->type == IWPP_F32 && has_bad_float(im, 0, &nx, &ny, &nz))
         return iwpp_set_error(ctx, IWPP_EINVAL, "%s contains NaN at x=%lld y=%lld z=%lld; replace NaN first",
+                              what, (long long)nx, (long long)ny, (long long)nz);
+    return IWPP_OK;
+}
+
+iwpp_status iwpp_check_finite(iwpp_context *ctx, const iwpp_image *im, const char *what)
+{
+    int64_t nx, ny, nz;
+    if (im->type == IWPP_F32 && has_bad_float(im, 1, &nx, &ny, &nz))
+        return iwpp_set_error(ctx, IWPP_EINVAL,
+                              "%s is infinite at x=%lld y=%lld z=%lld; this operation needs finite values",
                               what, (long long)nx, (long long)ny, (long long)nz);
     return IWPP_OK;
 }

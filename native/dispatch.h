@@ -12,12 +12,15 @@
  *  when @p check_nan. @p what names the argument in the message ("mask", "marker_inout"...). */
 iwpp_status iwpp_check_image(iwpp_context *ctx, const iwpp_image *im, const char *what,
                              unsigned types, int check_nan);
+/** F32 images: every value finite (for operations whose arithmetic meets inf - inf). */
+iwpp_status iwpp_check_finite(iwpp_context *ctx, const iwpp_image *im, const char *what);
 /** Same width/height/depth (and type, if @p same_type). */
 iwpp_status iwpp_check_same(iwpp_context *ctx, const iwpp_image *a, const char *an,
                             const iwpp_image *b, const char *bn, int same_type);
 /** Connectivity valid for the image's depth. */
 iwpp_status iwpp_check_connectivity(iwpp_context *ctx, int conn, const iwpp_image *im);
-/** Checks common to every call: ctx not NULL; resets the message and stats. */
+/** Checks common to every call: ctx not NULL; resets the message (stats are reset once the
+ *  arguments pass, so a refused call leaves the previous figures). */
 iwpp_status iwpp_begin(iwpp_context *ctx);
 /** Record total time and backend after a successful call. */
 void iwpp_end(iwpp_context *ctx, double t0);

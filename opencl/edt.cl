@@ -136,40 +136,27 @@ __kernel void edt_transpose32(__global const uint *in, __global uint *out, int w
     }
 }
 
-/* The inverse direction for the outputs: out[z][y][x] = in[z][x][y]. */
-__kernel void edt_untranspose32(__global const uint *in, __global uint *out, int w, int h)
-{
-    __local uint tile[TR_T][TR_T + 1];
-    int lx = (int)get_local_id(0), ly = (int)get_local_id(1);
-    int by = (int)get_group_id(0) * TR_T, bx = (int)get_group_id(1) * TR_T;
-    size_t plane = (size_t)get_global_id(2) * (size_t)w * (size_t)h;
-    for (int r = ly; r < TR_T; r += (int)get_local_size(1)) {
-        int y = by + lx, x = bx + r;
-        if (x < w && y < h) tile[r][lx] = in[plane + (size_t)x * h + y];
+/* The inverse direction for the outputs: out[z][y][x] = in[z][x][y], for 32- and 64-bit maps. */
+#define EDT_UNTRANSPOSE(NAME, T)                                                              \
+    __kernel void NAME(__global const T *in, __global T *out, int w, int h)                   \
+    {                                                                                         \
+        __local T tile[TR_T][TR_T + 1];                                                       \
+        int lx = (int)get_local_id(0), ly = (int)get_local_id(1);                             \
+        int by = (int)get_group_id(0) * TR_T, bx = (int)get_group_id(1) * TR_T;              \
+        size_t plane = (size_t)get_global_id(2) * (size_t)w * (size_t)h;                      \
+        for (int r = ly; r < TR_T; r += (int)get_local_size(1)) {                             \
+            int y = by + lx, x = bx + r;                                                      \
+            if (x < w && y < h) tile[r][lx] = in[plane + (size_t)x * h + y];                  \
+        }                                                                                     \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                         \
+        for (int r = ly; r < TR_T; r += (int)get_local_size(1)) {                             \
+            int x = bx + lx, y = by + r;                                                      \
+            if (x < w && y < h) out[plane + (size_t)y * w + x] = tile[lx][r];                 \
+        }                                                                                     \
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int r = ly; r < TR_T; r += (int)get_local_size(1)) {
-        int x = bx + lx, y = by + r;
-        if (x < w && y < h) out[plane + (size_t)y * w + x] = tile[lx][r];
-    }
-}
-
-__kernel void edt_untranspose64(__global const ulong *in, __global ulong *out, int w, int h)
-{
-    __local ulong tile[TR_T][TR_T + 1];
-    int lx = (int)get_local_id(0), ly = (int)get_local_id(1);
-    int by = (int)get_group_id(0) * TR_T, bx = (int)get_group_id(1) * TR_T;
-    size_t plane = (size_t)get_global_id(2) * (size_t)w * (size_t)h;
-    for (int r = ly; r < TR_T; r += (int)get_local_size(1)) {
-        int y = by + lx, x = bx + r;
-        if (x < w && y < h) tile[r][lx] = in[plane + (size_t)x * h + y];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int r = ly; r < TR_T; r += (int)get_local_size(1)) {
-        int x = bx + lx, y = by + r;
-        if (x < w && y < h) out[plane + (size_t)y * w + x] = tile[lx][r];
-    }
-}
+EDT_UNTRANSPOSE(edt_untranspose32, uint)
+EDT_UNTRANSPOSE(edt_untranspose64, ulong)
+#undef EDT_UNTRANSPOSE
 
 /* ---- passes B and C ----------------------------------------------------- */
 /*

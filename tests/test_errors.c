@@ -237,6 +237,33 @@ static void test_reconstruct_errors(void **state)
             free(v);
             timg_free(&mk);
         }
+        {
+            /* kill borders needs finite F32 values (inf - inf has no value) */
+            timg inf_img, kout;
+            timg_init(&inf_img, IWPP_F32, timg_dims(&f.f_ok), 0, 0);
+            timg_init(&kout, IWPP_F32, timg_dims(&f.f_ok), 0, 0);
+            double *v = vol_alloc(timg_dims(&f.f_ok));
+            timg_store(&f.f_ok, v);
+            timg_load(&inf_img, v);
+            timg_set(&inf_img, 3, 2, 0, -INFINITY);
+            unsigned char *s = snapshot(&kout);
+            st = iwpp_kill_borders(ctx, &inf_img.v, 8, &kout.v);
+            expect(ctx, st, IWPP_EINVAL, -1, "infinite|finite",
+                   fmt("kill_borders: -inf in the F32 input [%s]", g_cfg[c].name));
+            expect_untouched(&kout, s, "kill_borders output with an infinite input");
+            free(s);
+            free(v);
+            timg_free(&inf_img);
+            timg_free(&kout);
+        }
+        {
+            iwpp_image big = k;
+            big.stride_y = INT64_MAX / 2; /* its extent overflows 64 bits */
+            RECON("mask stride_y INT64_MAX/2", m, big, 8, IWPP_BY_DILATION, IWPP_EINVAL, -1, "stride");
+            big = k;
+            big.stride_z = -5;
+            RECON("mask stride_z -5", m, big, 8, IWPP_BY_DILATION, IWPP_EINVAL, -1, "stride");
+        }
         t = k;
         t.stride_y = 7; /* < width 8 */
         RECON("mask stride_y 7 < width 8", m, t, 8, IWPP_BY_DILATION, IWPP_EINVAL, -1, "stride");

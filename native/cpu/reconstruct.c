@@ -74,39 +74,37 @@ R_INLINE int rc_in_image(const rc_geom *g, int64_t x, int64_t y, int64_t z)
 }
 
 /*
- * Coordinates of linear index p. The quotient comes from a multiplication by
- * a rounded reciprocal in double precision (exact to within 1 for indices far
- * beyond 2^40), then one correction step makes it exact; this is several
- * times cheaper than a 64-bit integer division in the FIFO loop.
+ * q = n / d and r = n % d for n >= 0. The quotient comes from a multiplication
+ * by the rounded reciprocal inv in double precision (exact to within 1 for
+ * indices far beyond 2^40), then one correction step makes it exact; this is
+ * several times cheaper than a 64-bit integer division in the FIFO loop.
  */
+R_INLINE void rc_divmod(int64_t n, int64_t d, double inv, int64_t *q, int64_t *r)
+{
+    int64_t qq = (int64_t)((double)n * inv);
+    int64_t rr = n - qq * d;
+    if (rr < 0) {
+        --qq;
+        rr += d;
+    } else if (rr >= d) {
+        ++qq;
+        rr -= d;
+    }
+    *q = qq;
+    *r = rr;
+}
+
+/* Coordinates of linear index p. */
 R_INLINE void rc_coords(const rc_geom *g, int64_t p, int64_t *x, int64_t *y, int64_t *z)
 {
-    int64_t r = (int64_t)((double)p * g->invw);
-    int64_t xx = p - r * g->w;
-    if (xx < 0) {
-        --r;
-        xx += g->w;
-    } else if (xx >= g->w) {
-        ++r;
-        xx -= g->w;
-    }
-    *x = xx;
+    int64_t r;
+    rc_divmod(p, g->w, g->invw, &r, x);
     if (g->flat) {
         *y = r;
         *z = 0;
         return;
     }
-    int64_t zz = (int64_t)((double)r * g->invh);
-    int64_t yy = r - zz * g->h;
-    if (yy < 0) {
-        --zz;
-        yy += g->h;
-    } else if (yy >= g->h) {
-        ++zz;
-        yy -= g->h;
-    }
-    *y = yy;
-    *z = zz;
+    rc_divmod(r, g->h, g->invh, z, y);
 }
 
 /* ---- tiles ---------------------------------------------------------------------- */

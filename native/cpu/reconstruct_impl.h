@@ -277,36 +277,6 @@ R_INLINE int64_t RFN(fifo_core)(RT *J, const RT *I, const rc_geom *g, const rc_n
 
 /* ---- entry points used by the drivers (one switch on the connectivity) ------------ */
 
-/* Fast Hybrid restricted to box b: raster, anti-raster, FIFO. Returns pixels popped. */
-static int64_t RFN(fh_box)(void *Jv, const void *Iv, const rc_geom *g, const rc_nbhd *nb,
-                           const rc_box *b, rc_fifo *f)
-{
-    RT *J = (RT *)Jv;
-    const RT *I = (const RT *)Iv;
-    switch (nb->n) {
-    case 4:
-        RFN(scan_fwd_core)(J, I, g, nb, b, 2);
-        RFN(scan_bwd_core)(J, I, g, nb, b, f, 4, 2);
-        return RFN(fifo_core)(J, I, g, nb, b, f, NULL, NULL, 4);
-    case 8:
-        RFN(scan_fwd_core)(J, I, g, nb, b, 4);
-        RFN(scan_bwd_core)(J, I, g, nb, b, f, 8, 4);
-        return RFN(fifo_core)(J, I, g, nb, b, f, NULL, NULL, 8);
-    case 6:
-        RFN(scan_fwd_core)(J, I, g, nb, b, 3);
-        RFN(scan_bwd_core)(J, I, g, nb, b, f, 6, 3);
-        return RFN(fifo_core)(J, I, g, nb, b, f, NULL, NULL, 6);
-    case 18:
-        RFN(scan_fwd_core)(J, I, g, nb, b, 9);
-        RFN(scan_bwd_core)(J, I, g, nb, b, f, 18, 9);
-        return RFN(fifo_core)(J, I, g, nb, b, f, NULL, NULL, 18);
-    default:
-        RFN(scan_fwd_core)(J, I, g, nb, b, 13);
-        RFN(scan_bwd_core)(J, I, g, nb, b, f, 26, 13);
-        return RFN(fifo_core)(J, I, g, nb, b, f, NULL, NULL, 26);
-    }
-}
-
 /* The two scans over box b (the whole image); the anti-raster scan queues into f. */
 static void RFN(scans)(void *Jv, const void *Iv, const rc_geom *g, const rc_nbhd *nb,
                        const rc_box *b, rc_fifo *f)
@@ -350,6 +320,14 @@ static int64_t RFN(tile_queue)(void *Jv, const void *Iv, const rc_geom *g, const
     case 18: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 18);
     default: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 26);
     }
+}
+
+/* Fast Hybrid restricted to box b: raster, anti-raster, FIFO. Returns pixels popped. */
+static int64_t RFN(fh_box)(void *Jv, const void *Iv, const rc_geom *g, const rc_nbhd *nb,
+                           const rc_box *b, rc_fifo *f)
+{
+    RFN(scans)(Jv, Iv, g, nb, b, f);
+    return RFN(tile_queue)(Jv, Iv, g, nb, b, f, NULL);
 }
 
 /*

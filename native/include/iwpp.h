@@ -251,7 +251,8 @@ IWPP_API iwpp_status iwpp_fill_holes(iwpp_context *ctx, const iwpp_image *in, in
  * Kill borders: in minus its reconstruction by dilation from the border
  * (marker = in on the border, the type's minimum inside), as MATLAB's
  * imclearborder. On a binary image: foreground objects touching the border
- * are removed. @p out has the type of @p in.
+ * are removed. @p out has the type of @p in. F32 input must be finite (inf - inf
+ * has no value), else IWPP_EINVAL.
  */
 IWPP_API iwpp_status iwpp_kill_borders(iwpp_context *ctx, const iwpp_image *in, int connectivity,
                                        iwpp_image *out);

@@ -120,7 +120,9 @@ iwpp_status iwpp_fill_holes(iwpp_context *ctx, const iwpp_image *in, int connect
 iwpp_status iwpp_kill_borders(iwpp_context *ctx, const iwpp_image *in, int connectivity, iwpp_image *out)
 {
     iwpp_status st = iwpp_begin(ctx);
-    if (st || (st = check_in_out(ctx, in, connectivity, out, SAME_TYPE_OUT))) return st;
+    if (st || (st = check_in_out(ctx, in, connectivity, out, SAME_TYPE_OUT)) ||
+        (st = iwpp_check_finite(ctx, in, "in")))
+        return st;
     return run_composed(ctx, KILL_BORDERS, in, connectivity, 0, 0, out);
 }
 
