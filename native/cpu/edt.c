@@ -71,6 +71,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #ifdef _OPENMP
 #include <omp.h>
 #define IWPP_OMP(x) _Pragma(#x)
@@ -260,6 +264,7 @@ typedef struct exact_job {
     int32_t *nz;      /* 3D: per pixel z of the site (own allocation) */
     float *dist;
     int64_t *nearest; /* may be NULL */
+    int unit;         /* unit spacing and small sides: the int64 row path */
     /* 2D bands */
     int64_t nbands;
     int32_t *carry_up;   /* [nbands][w]: nearest background row above the band */
@@ -319,10 +324,215 @@ static int scratch_alloc(scratch *S, int64_t w, int64_t h, int columns)
     return ok;
 }
 
+/* ---- Unit-spacing rows (hx = hy = hz = 1, every side <= UNIT_MAX_SIDE) ----
+ * The same envelope in integers: every quantity of the double version is an
+ * integer below 2^53 there, so the double version computes it exactly and
+ * this one takes the very same decisions (same sites, same ties). With sides
+ * of at most 2^15 - 1 the column values g = dz^2 + dy^2 fit in int32 and the
+ * cross-products stay below 2^50. The distance is (float)sqrt((double)d2) as
+ * documented; for d2 <= 2^24 it is computed as sqrtf((float)d2), which is the
+ * same float: d2 is exact in float, sqrtf is correctly rounded, and rounding
+ * the correctly rounded double square root to float gives the correctly
+ * rounded float one (53 >= 2 * 24 + 2).
+ * The row is walked as alternating runs of background pixels (g == 0: the
+ * distance is 0 and the site is the pixel itself) and of foreground pixels,
+ * each of which is solved between its two walls. */
+
+#define UNIT_MAX_SIDE 32767
+#define UNIT_NONE INT32_MAX /* g of a pixel without a site */
+
+static inline float unit_dist(int64_t d2)
+{
+    return (d2 <= ((int64_t)1 << 24)) ? sqrtf((float)d2) : (float)sqrt((double)d2);
+}
+
+/* First x >= x0 (< n) with (g[x] == 0) != want_zero, or n. */
+static inline int64_t unit_scan(const int32_t *restrict g, int64_t x, int64_t n, int want_zero)
+{
+#if defined(__SSE2__)
+    const __m128i zero = _mm_setzero_si128();
+    const int all = want_zero ? 0xF : 0x0;
+    while (x + 4 <= n) {
+        const __m128i e = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(g + x)), zero);
+        const int m = _mm_movemask_ps(_mm_castsi128_ps(e)) ^ all; /* bits: stop here */
+        if (m) return x + __builtin_ctz((unsigned)m);
+        x += 4;
+    }
+#endif
+    while (x < n && ((g[x] == 0) == want_zero)) ++x;
+    return x;
+}
+
+/* Envelope over the sites in [lo, hi] (g < UNIT_NONE), outputs for x in
+ * [xlo, xhi]; arg may be NULL. */
+static int unit_range(const int32_t *restrict g, int64_t lo, int64_t hi, int64_t xlo,
+                      int64_t xhi, int32_t *restrict v, int64_t *restrict zn,
+                      int64_t *restrict zd, int32_t *restrict arg, float *restrict dst,
+                      int exact)
+{
+    int64_t k = -1;
+    for (int64_t q = lo; q <= hi; ++q) {
+        const int64_t gq = g[q];
+        if (gq == UNIT_NONE) continue;
+        int64_t num = 0, den = 1;
+        while (k >= 0) {
+            const int64_t p = v[k];
+            num = (gq - g[p]) + (q - p) * (q + p);
+            den = 2 * (q - p);
+            if (k == 0 || num * zd[k] > zn[k] * den) break;
+            --k;
+        }
+        ++k;
+        v[k] = (int32_t)q;
+        zn[k] = num;
+        zd[k] = den;
+    }
+    if (k < 0) {
+        for (int64_t x = xlo; x <= xhi; ++x) {
+            if (arg) arg[x] = NO_SITE;
+            dst[x] = INFINITY;
+        }
+        return 0;
+    }
+    int64_t big = 0;
+    const int64_t top = k;
+    k = 0;
+    int64_t p = v[0];
+    int64_t gp = g[p];
+    for (int64_t x = xlo; x <= xhi; ++x) {
+        int64_t cur = gp + (x - p) * (x - p);
+        while (k < top) {
+            const int64_t pn = v[k + 1];
+            const int64_t nxt = g[pn] + (x - pn) * (x - pn);
+            if (nxt > cur) break;
+            ++k;
+            p = pn;
+            gp = g[pn];
+            cur = nxt;
+        }
+        if (arg) arg[x] = (int32_t)p;
+        if (exact) {
+            dst[x] = unit_dist(cur);
+        } else {
+            dst[x] = (float)cur;
+            big |= cur > ((int64_t)1 << 24);
+        }
+    }
+    return big != 0;
+}
+
+/* The foreground run [x, b) of a row of n pixels, walls at x - 1 (if x > 0)
+ * and b (if b < n). exact = 0: dst receives (float)d2 and the return value
+ * says whether some d2 exceeds 2^24 (then (float)d2 may be inexact);
+ * exact = 1: dst receives the distances. */
+static int unit_run(int64_t n, const int32_t *restrict g, int64_t x, int64_t b,
+                    int32_t *restrict v, int64_t *restrict zn, int64_t *restrict zd,
+                    int32_t *restrict arg, float *restrict dst, int exact)
+{
+    const int64_t lo = (x > 0) ? x - 1 : 0, hi = (b < n) ? b : n - 1;
+    if (b - x > SHORT_RUN) return unit_range(g, lo, hi, x, b - 1, v, zn, zd, arg, dst, exact);
+    int64_t big = 0;
+    for (int64_t i = x; i < b; ++i) {
+        int64_t best = INT64_MAX;
+        int32_t bi = NO_SITE;
+        for (int64_t s = lo; s <= hi; ++s) {
+            if (g[s] == UNIT_NONE) continue;
+            const int64_t val = (int64_t)g[s] + (i - s) * (i - s);
+            if (val < best) {
+                best = val;
+                bi = (int32_t)s;
+            }
+        }
+        if (arg) arg[i] = bi;
+        if (bi == NO_SITE) {
+            dst[i] = INFINITY;
+        } else if (exact) {
+            dst[i] = unit_dist(best);
+        } else {
+            dst[i] = (float)best;
+            big |= best > ((int64_t)1 << 24);
+        }
+    }
+    return big != 0;
+}
+
+/* Row envelope and distances of a row of n pixels with column values g. */
+static void unit_line(int64_t n, const int32_t *restrict g, int32_t *restrict v,
+                      int64_t *restrict zn, int64_t *restrict zd, int32_t *restrict arg,
+                      float *restrict dst)
+{
+    int64_t x = 0;
+    while (x < n) {
+        /* background run [x, e) */
+        const int64_t e = unit_scan(g, x, n, 1);
+        if (e > x) {
+            memset(dst + x, 0, (size_t)(e - x) * sizeof(float));
+            if (arg)
+                for (int64_t i = x; i < e; ++i) arg[i] = (int32_t)i;
+            x = e;
+            if (x >= n) break;
+        }
+        /* foreground run [x, b) */
+        const int64_t b = unit_scan(g, x + 1, n, 0);
+        if (unit_run(n, g, x, b, v, zn, zd, arg, dst, 0)) {
+            unit_run(n, g, x, b, v, zn, zd, arg, dst, 1);
+        } else {
+            /* every d2 <= 2^24 is exact in float: sqrtf gives the documented result */
+            int64_t i = x;
+#if defined(__SSE2__)
+            for (; i + 4 <= b; i += 4)
+                _mm_storeu_ps(dst + i, _mm_sqrt_ps(_mm_loadu_ps(dst + i)));
+#endif
+            for (; i < b; ++i) dst[i] = sqrtf(dst[i]);
+        }
+        x = b;
+    }
+}
+
+static void row_output_unit(const exact_job *J, int64_t y, int64_t z, scratch *S)
+{
+    const int64_t w = J->w, h = J->h;
+    const int64_t off = (z * h + y) * w;
+    int32_t *restrict g = (int32_t *)S->f;
+    const int32_t *restrict rny = S->rny, *restrict rnz = S->rnz;
+    const int32_t yy = (int32_t)y, zz = (int32_t)z;
+    if (J->nz) {
+        for (int64_t x = 0; x < w; ++x) {
+            const int32_t sy = rny[x], dz = zz - rnz[x], dy = yy - sy;
+            const int32_t v = dz * dz + dy * dy;
+            g[x] = (sy == NO_SITE) ? UNIT_NONE : v;
+        }
+    } else {
+        for (int64_t x = 0; x < w; ++x) {
+            const int32_t sy = rny[x], dy = yy - sy;
+            const int32_t v = dy * dy;
+            g[x] = (sy == NO_SITE) ? UNIT_NONE : v;
+        }
+    }
+    int32_t *arg = J->nearest ? S->arg : NULL;
+    unit_line(w, g, S->v, (int64_t *)S->zn, (int64_t *)S->zd, arg, J->dist + off);
+    if (J->nearest) {
+        int64_t *nd = J->nearest + off;
+        for (int64_t x = 0; x < w; ++x) {
+            int32_t a = arg[x];
+            if (a == NO_SITE) {
+                nd[x] = -1;
+            } else {
+                int64_t sz = J->nz ? rnz[a] : 0;
+                nd[x] = (int64_t)a + w * ((int64_t)rny[a] + h * sz);
+            }
+        }
+    }
+}
+
 /* Pass C for row (y, z), whose sites' y (and z in 3D) are in S->rny (S->rnz):
  * envelope along x, then the outputs. */
 static void row_output(const exact_job *J, int64_t y, int64_t z, scratch *S)
 {
+    if (J->unit) {
+        row_output_unit(J, y, z, S);
+        return;
+    }
     const int64_t w = J->w, h = J->h;
     const int64_t off = (z * h + y) * w;
     double *f = S->f;
@@ -556,6 +766,8 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     J.dist = (float *)dist->ptr;
     J.ny = (int32_t *)dist->ptr; /* the float output doubles as the int32 site map */
     J.nearest = nearest ? (int64_t *)nearest->ptr : NULL;
+    J.unit = J.hx == 1.0 && J.hy == 1.0 && (d == 1 || J.hz == 1.0) && w <= UNIT_MAX_SIDE &&
+             h <= UNIT_MAX_SIDE && d <= UNIT_MAX_SIDE;
     int failed = 0;
 
     if (d == 1) {
