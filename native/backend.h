@@ -94,6 +94,13 @@ typedef struct iwpp_backend_ops {
      *  if the backend can (the CPU, for contiguous views). Returns IWPP_OK if it did, any
      *  other status (no message set) if not. Only used for read-only inputs. */
     iwpp_status (*wrap)(iwpp_context *ctx, iwpp_buf *b, const iwpp_image *im);
+    /** Optional (may be NULL): the whole of iwpp_reconstruct on the caller's views (arguments
+     *  checked), for a backend that needs no staging buffers: the CPU clips the marker while it
+     *  copies tiles and writes the marker once, on success. IWPP_EUNSUPPORTED with no message
+     *  set means "not for these views": the generic buffer path runs instead. */
+    iwpp_status (*reconstruct_views)(iwpp_context *ctx, iwpp_image *marker_inout,
+                                     const iwpp_image *mask, int connectivity,
+                                     iwpp_morph_mode mode);
     /** Global minimum and maximum of a buffer. */
     iwpp_status (*minmax)(iwpp_context *ctx, const iwpp_buf *a, double *min, double *max);
 } iwpp_backend_ops;

@@ -458,9 +458,15 @@ iwpp_status iwpp_reconstruct(iwpp_context *ctx, iwpp_image *marker_inout, const 
                               (int)mode);
     double t0 = iwpp_now_ms();
     memset(&ctx->stats, 0, sizeof ctx->stats);
+    const iwpp_backend_ops *ops = ctx->ops;
+    if (ops->reconstruct_views) {
+        st = ops->reconstruct_views(ctx, marker_inout, mask, connectivity, mode);
+        if (st == IWPP_OK) iwpp_end(ctx, t0);
+        if (st != IWPP_EUNSUPPORTED || ctx->message[0]) return st;
+        memset(&ctx->stats, 0, sizeof ctx->stats);
+    }
     iwpp_bufset s = {.ctx = ctx};
     iwpp_buf *mk = NULL, *ms = NULL;
-    const iwpp_backend_ops *ops = ctx->ops;
     if (!(st = iwpp_bufset_input(&s, mask, &ms)) && !(st = iwpp_bufset_alloc(&s, mask->type, mask, &mk)) &&
         !(st = ops->upload(ctx, mk, marker_inout)) &&
         !(st = ops->pointwise(ctx, mode == IWPP_BY_DILATION ? IWPP_PW_MIN : IWPP_PW_MAX, mk, mk, ms, 0)) &&

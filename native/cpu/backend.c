@@ -140,6 +140,7 @@ const iwpp_backend_ops iwpp_cpu_backend = {
     .upload = cpu_upload,
     .download = cpu_download,
     .reconstruct = iwpp_cpu_reconstruct,
+    .reconstruct_views = iwpp_cpu_reconstruct_views,
     .edt = iwpp_cpu_edt,
     .pointwise = iwpp_cpu_pointwise,
     .morph_unit = iwpp_cpu_morph_unit,

@@ -7,6 +7,11 @@
 /* cpu/reconstruct.c: Fast Hybrid (threads == 1) or OpenMP tile-parallel (threads > 1). */
 iwpp_status iwpp_cpu_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask,
                                  int connectivity, iwpp_morph_mode mode);
+/* The same on host views (contiguous; else IWPP_EUNSUPPORTED, no message): clips the
+   marker while working and writes it once, at the end (see backend.h reconstruct_views). */
+iwpp_status iwpp_cpu_reconstruct_views(iwpp_context *ctx, iwpp_image *marker,
+                                       const iwpp_image *mask, int connectivity,
+                                       iwpp_morph_mode mode);
 /* cpu/edt.c: exact separable EDT, or Danielsson by queue propagation. */
 iwpp_status iwpp_cpu_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_method method,
                          const double spacing[3], iwpp_buf *dist, iwpp_buf *nearest);

@@ -354,6 +354,7 @@ typedef struct rc_kernels {
                   rc_fifo *f);
     int64_t (*tile_queue)(void *J, const void *I, const rc_geom *g, const rc_nbhd *nb,
                           const rc_box *b, rc_fifo *f, rc_spill *sp);
+    void (*clip_copy)(void *dst, const void *marker, const void *mask, int64_t n);
 } rc_kernels;
 
 #define RT uint8_t
@@ -473,15 +474,38 @@ typedef struct rc_scratch {
 } rc_scratch;
 
 /*
+ * Per-thread and per-tile state written by different threads lives one per
+ * cache line: a FIFO's head and count are stored on every push and pop, and
+ * neighbours sharing a line would bounce it between cores (at 16 threads this
+ * cost round 0 about half of its speed).
+ */
+#define RC_LINE 64
+typedef struct { _Alignas(RC_LINE) rc_fifo v; } rc_fifo_line;
+typedef struct { _Alignas(RC_LINE) rc_scratch v; } rc_scratch_line;
+typedef struct { _Alignas(RC_LINE) rc_seeds v; } rc_seeds_line;
+typedef struct { _Alignas(RC_LINE) rc_vec v; } rc_vec_line;
+
+/* Zeroed array of n elements of a size that is a multiple of RC_LINE, line-aligned. */
+static void *rc_calloc_lines(size_t n, size_t size)
+{
+    if (n == 0 || size > SIZE_MAX / n) return NULL;
+    void *p = aligned_alloc(RC_LINE, n * size);
+    if (p) memset(p, 0, n * size);
+    return p;
+}
+
+/*
  * Fast Hybrid of tile b on a contiguous private copy of its marker and mask
  * (es bytes per pixel), then the marker copied back. Square tiles of a wide
  * image are rows far apart in memory (for a power-of-two width, all in the
  * same few cache sets); the copy keeps the whole propagation in cache.
+ * With M (not NULL) the tile's marker is read from M and clipped by the mask
+ * on the way in, and J is only written: J needs no earlier pass over it.
  * Returns the pixels popped; on out-of-memory sets f->failed.
  */
 static int64_t rc_fh_local(const rc_kernels *kn, size_t es, unsigned char *J,
-                           const unsigned char *I, const rc_geom *g, const rc_nbhd *nb,
-                           const rc_box *b, rc_fifo *f, rc_scratch *sc)
+                           const unsigned char *M, const unsigned char *I, const rc_geom *g,
+                           const rc_nbhd *nb, const rc_box *b, rc_fifo *f, rc_scratch *sc)
 {
     const int64_t bw = b->x1 - b->x0, bh = b->y1 - b->y0, bd = b->z1 - b->z0;
     const int64_t n = bw * bh * bd;
@@ -502,7 +526,10 @@ static int64_t rc_fh_local(const rc_kernels *kn, size_t es, unsigned char *J,
         for (int64_t y = b->y0; y < b->y1; ++y) {
             const size_t src = (size_t)(z * g->sz + y * g->sy + b->x0) * es;
             const size_t dst = (size_t)(((z - b->z0) * bh + (y - b->y0)) * bw) * es;
-            memcpy(LJ + dst, J + src, rowb);
+            if (M)
+                kn->clip_copy(LJ + dst, M + src, I + src, bw);
+            else
+                memcpy(LJ + dst, J + src, rowb);
             memcpy(LI + dst, I + src, rowb);
         }
     rc_geom lg;
@@ -537,16 +564,21 @@ static int64_t rc_tile_neighbor(const rc_tiles *t, int64_t k, int dx, int dy, in
     return ux + t->nx * (uy + t->ny * uz);
 }
 
+/*
+ * The parallel reconstruction of J under I. With M (not NULL), J is
+ * uninitialised and M is the unclipped marker (read only): round 0 clips it
+ * tile by tile, so the image is not swept once more before the work starts.
+ */
 static iwpp_status rc_tiled(iwpp_context *ctx, const rc_kernels *kn, size_t es, void *J,
-                            const void *I, const rc_geom *g, const rc_nbhd *nb, const rc_tiles *t,
-                            int nthreads)
+                            const void *M, const void *I, const rc_geom *g, const rc_nbhd *nb,
+                            const rc_tiles *t, int nthreads)
 {
     const int64_t nt = t->count;
     const int tdim = g->flat ? 0 : 1;
-    rc_fifo *fifos = (rc_fifo *)calloc((size_t)nthreads, sizeof(rc_fifo));
-    rc_scratch *scratch = (rc_scratch *)calloc((size_t)nthreads, sizeof(rc_scratch));
-    rc_seeds *seeds = (rc_seeds *)calloc((size_t)nt, sizeof(rc_seeds));
-    rc_vec *outbox = (rc_vec *)calloc((size_t)nt, sizeof(rc_vec));
+    rc_fifo_line *fifos = (rc_fifo_line *)rc_calloc_lines((size_t)nthreads, sizeof(rc_fifo_line));
+    rc_scratch_line *scratch = (rc_scratch_line *)rc_calloc_lines((size_t)nthreads, sizeof(rc_scratch_line));
+    rc_seeds_line *seeds = (rc_seeds_line *)rc_calloc_lines((size_t)nt, sizeof(rc_seeds_line));
+    rc_vec_line *outbox = (rc_vec_line *)rc_calloc_lines((size_t)nt, sizeof(rc_vec_line));
     unsigned char *changed = (unsigned char *)calloc((size_t)nt, 1);
     int64_t *cand = (int64_t *)malloc((size_t)nt * sizeof(int64_t));
     int64_t *active = (int64_t *)malloc((size_t)nt * sizeof(int64_t));
@@ -561,7 +593,7 @@ static iwpp_status rc_tiled(iwpp_context *ctx, const rc_kernels *kn, size_t es, 
         free(active);
         free(stamp);
         return rc_enomem(ctx,
-                         nt * (int64_t)(sizeof(rc_seeds) + sizeof(rc_vec) + 3 * sizeof(int64_t) + 1),
+                         nt * (int64_t)(sizeof(rc_seeds_line) + sizeof(rc_vec_line) + 3 * sizeof(int64_t) + 1),
                          "tile bookkeeping");
     }
 
@@ -570,8 +602,8 @@ static iwpp_status rc_tiled(iwpp_context *ctx, const rc_kernels *kn, size_t es, 
 
 #pragma omp parallel num_threads(nthreads)
     {
-        rc_fifo *f = &fifos[omp_get_thread_num()];
-        rc_scratch *sc = &scratch[omp_get_thread_num()];
+        rc_fifo *f = &fifos[omp_get_thread_num()].v;
+        rc_scratch *sc = &scratch[omp_get_thread_num()].v;
         int64_t pops = 0;
 
         /* Round 0: Fast Hybrid inside every tile, on its own pixels only. */
@@ -579,15 +611,20 @@ static iwpp_status rc_tiled(iwpp_context *ctx, const rc_kernels *kn, size_t es, 
         for (int64_t k = 0; k < nt; ++k) {
             if (f->failed) continue;
             rc_box b = rc_tile_box(g, t, k);
-            pops += rc_fh_local(kn, es, (unsigned char *)J, (const unsigned char *)I, g, nb, &b,
-                                f, sc);
+            pops += rc_fh_local(kn, es, (unsigned char *)J, (const unsigned char *)M,
+                                (const unsigned char *)I, g, nb, &b, f, sc);
         }
+
+        /* After a failed round 0, J may hold tiles never written: stop here. */
+        int r0_failed = 0;
+        for (int i = 0; i < nthreads; ++i) r0_failed |= fifos[i].v.failed;
 
         /* First exchange: every border pixel of every tile looks outside its tile. */
 #pragma omp for schedule(dynamic, 8)
         for (int64_t k = 0; k < nt; ++k) {
+            if (r0_failed) continue;
             rc_box b = rc_tile_box(g, t, k);
-            if (kn->exchange(J, I, g, nb, &b, &seeds[k])) {
+            if (kn->exchange(J, I, g, nb, &b, &seeds[k].v)) {
 #pragma omp atomic write
                 seed_fail = 1;
             }
@@ -598,21 +635,21 @@ static iwpp_status rc_tiled(iwpp_context *ctx, const rc_kernels *kn, size_t es, 
             {
                 /* Forget the previous round's changes (their exchange is done). */
                 for (int64_t a = 0; a < nactive; ++a) {
-                    outbox[active[a]].n = 0;
+                    outbox[active[a]].v.n = 0;
                     changed[active[a]] = 0;
                 }
                 int fail = seed_fail;
-                for (int i = 0; i < nthreads; ++i) fail |= fifos[i].failed;
-                for (int64_t a = 0; a < nactive; ++a) fail |= outbox[active[a]].failed;
+                for (int i = 0; i < nthreads; ++i) fail |= fifos[i].v.failed;
+                for (int64_t a = 0; a < nactive; ++a) fail |= outbox[active[a]].v.failed;
                 ++rounds;
                 nactive = 0;
                 if (!fail) {
                     if (rounds == 1) {
                         for (int64_t k = 0; k < nt; ++k)
-                            if (seeds[k].n > 0) active[nactive++] = k;
+                            if (seeds[k].v.n > 0) active[nactive++] = k;
                     } else {
                         for (int64_t c = 0; c < ncand; ++c)
-                            if (seeds[cand[c]].n > 0) active[nactive++] = cand[c];
+                            if (seeds[cand[c]].v.n > 0) active[nactive++] = cand[c];
                     }
                 }
                 done = nactive == 0;
@@ -624,9 +661,9 @@ static iwpp_status rc_tiled(iwpp_context *ctx, const rc_kernels *kn, size_t es, 
             for (int64_t a = 0; a < nactive; ++a) {
                 int64_t k = active[a];
                 rc_box b = rc_tile_box(g, t, k);
-                pops += kn->seeded(J, I, g, nb, &b, f, &seeds[k], &outbox[k]);
-                seeds[k].n = 0;
-                changed[k] = outbox[k].n > 0;
+                pops += kn->seeded(J, I, g, nb, &b, f, &seeds[k].v, &outbox[k].v);
+                seeds[k].v.n = 0;
+                changed[k] = outbox[k].v.n > 0;
             }
 
             /* Candidates: every tile next to (or diagonal to) a tile whose border changed. */
@@ -660,10 +697,10 @@ static iwpp_status rc_tiled(iwpp_context *ctx, const rc_kernels *kn, size_t es, 
                         for (int dx = -1; dx <= 1; ++dx) {
                             if (!dx && !dy && !dz) continue;
                             int64_t v = rc_tile_neighbor(t, u, dx, dy, dz);
-                            if (v >= 0 && changed[v]) src[nsrc++] = &outbox[v];
+                            if (v >= 0 && changed[v]) src[nsrc++] = &outbox[v].v;
                         }
                 rc_box b = rc_tile_box(g, t, u);
-                if (kn->exchange_in(J, I, g, nb, &b, src, nsrc, &seeds[u])) {
+                if (kn->exchange_in(J, I, g, nb, &b, src, nsrc, &seeds[u].v)) {
 #pragma omp atomic write
                     seed_fail = 1;
                 }
@@ -676,9 +713,9 @@ static iwpp_status rc_tiled(iwpp_context *ctx, const rc_kernels *kn, size_t es, 
     iwpp_status st = IWPP_OK;
     int64_t fail_bytes = 0;
     for (int i = 0; i < nthreads; ++i)
-        if (fifos[i].failed) fail_bytes = fifos[i].fail_bytes;
+        if (fifos[i].v.failed) fail_bytes = fifos[i].v.fail_bytes;
     for (int64_t k = 0; k < nt; ++k)
-        if (outbox[k].failed) fail_bytes = outbox[k].fail_bytes;
+        if (outbox[k].v.failed) fail_bytes = outbox[k].v.fail_bytes;
     if (fail_bytes)
         st = rc_enomem(ctx, fail_bytes, "propagation queue");
     else if (seed_fail)
@@ -687,14 +724,14 @@ static iwpp_status rc_tiled(iwpp_context *ctx, const rc_kernels *kn, size_t es, 
                             "free memory or use a smaller image");
 
     for (int i = 0; i < nthreads; ++i) {
-        rc_fifo_free(&fifos[i]);
-        free(scratch[i].buf);
+        rc_fifo_free(&fifos[i].v);
+        free(scratch[i].v.buf);
     }
     free(scratch);
     for (int64_t k = 0; k < nt; ++k) {
-        free(seeds[k].idx);
-        free(seeds[k].val);
-        free(outbox[k].v);
+        free(seeds[k].v.idx);
+        free(seeds[k].v.val);
+        free(outbox[k].v.v);
     }
     free(fifos);
     free(seeds);
@@ -711,59 +748,122 @@ static iwpp_status rc_tiled(iwpp_context *ctx, const rc_kernels *kn, size_t es, 
 }
 #endif
 
-iwpp_status iwpp_cpu_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask,
-                                 int connectivity, iwpp_morph_mode mode)
+/* Geometry and neighbourhood of a w x h x d image; 0 if the connectivity is unknown. */
+static int rc_setup(int64_t w, int64_t h, int64_t d, int connectivity, rc_geom *g, rc_nbhd *nb)
+{
+    g->w = w;
+    g->h = h;
+    g->d = d;
+    g->sy = w;
+    g->sz = w * h;
+    g->invw = 1.0 / (double)w;
+    g->invh = 1.0 / (double)h;
+    g->flat = d == 1;
+    int off[26][3];
+    nb->n = iwpp_neighbors(connectivity, g->flat, off);
+    nb->nh = nb->n / 2;
+    for (int k = 0; k < nb->n; ++k) {
+        nb->dx[k] = off[k][0];
+        nb->dy[k] = off[k][1];
+        nb->dz[k] = off[k][2];
+        nb->off[k] = off[k][0] + off[k][1] * g->sy + off[k][2] * g->sz;
+    }
+    return nb->n;
+}
+
+/*
+ * Reconstruction of J under I. With M (not NULL) J is uninitialised and
+ * receives the result for the unclipped marker M; else J holds the clipped
+ * marker and is reconstructed in place.
+ */
+static iwpp_status rc_run(iwpp_context *ctx, iwpp_type type, int64_t w, int64_t h, int64_t d,
+                          void *J, const void *M, const void *I, int connectivity,
+                          iwpp_morph_mode mode)
 {
     const double t0 = iwpp_now_ms();
-    const rc_kernels *kn = rc_pick_kernels(marker->type, mode);
+    const rc_kernels *kn = rc_pick_kernels(type, mode);
     if (!kn)
         return iwpp_set_error(ctx, IWPP_EINTERNAL,
                               "CPU reconstruction: pixel type %d reached the backend; "
                               "please report this",
-                              (int)marker->type);
-
+                              (int)type);
     rc_geom g;
-    g.w = marker->w;
-    g.h = marker->h;
-    g.d = marker->d;
-    g.sy = g.w;
-    g.sz = g.w * g.h;
-    g.invw = 1.0 / (double)g.w;
-    g.invh = 1.0 / (double)g.h;
-    g.flat = g.d == 1;
-
-    int off[26][3];
     rc_nbhd nb;
-    nb.n = iwpp_neighbors(connectivity, g.flat, off);
-    if (nb.n == 0)
+    if (!rc_setup(w, h, d, connectivity, &g, &nb))
         return iwpp_set_error(ctx, IWPP_EINTERNAL,
                               "CPU reconstruction: connectivity %d reached the backend; "
                               "please report this",
                               connectivity);
-    nb.nh = nb.n / 2;
-    for (int k = 0; k < nb.n; ++k) {
-        nb.dx[k] = off[k][0];
-        nb.dy[k] = off[k][1];
-        nb.dz[k] = off[k][2];
-        nb.off[k] = off[k][0] + off[k][1] * g.sy + off[k][2] * g.sz;
-    }
+    const size_t es = iwpp_type_size(type);
 
     iwpp_status st;
     int nthreads = iwpp_cpu_threads(ctx);
 #ifdef _OPENMP
     rc_tiles tiles = rc_make_tiles(&g, ctx->tile_size);
     if (nthreads > 1 && tiles.count > 1)
-        st = rc_tiled(ctx, kn, marker->type == IWPP_U8 ? 1 : marker->type == IWPP_U16 ? 2 : 4,
-                      marker->ptr, mask->ptr, &g, &nb, &tiles, nthreads);
+        st = rc_tiled(ctx, kn, es, J, M, I, &g, &nb, &tiles, nthreads);
     else
 #endif
     {
+        if (M) kn->clip_copy(J, M, I, w * h * d);
         rc_tiles seq = rc_make_seq_tiles(&g, ctx->tile_size);
-        st = rc_sequential(ctx, kn, marker->ptr, mask->ptr, &g, &nb, &seq);
+        st = rc_sequential(ctx, kn, J, I, &g, &nb, &seq);
     }
     (void)nthreads;
+    (void)es;
     if (st != IWPP_OK) return st;
     ctx->stats.overflow_reruns = 0;
     ctx->stats.compute_ms = iwpp_now_ms() - t0;
     return IWPP_OK;
+}
+
+iwpp_status iwpp_cpu_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask,
+                                 int connectivity, iwpp_morph_mode mode)
+{
+    return rc_run(ctx, marker->type, marker->w, marker->h, marker->d, marker->ptr, NULL, mask->ptr,
+                  connectivity, mode);
+}
+
+static int rc_view_contiguous(const iwpp_image *im)
+{
+    const int64_t sy = im->stride_y ? im->stride_y : im->width;
+    const int64_t sz = im->stride_z ? im->stride_z : sy * im->height;
+    return sy == im->width && (im->depth == 1 || sz == sy * im->height);
+}
+
+/* Copy n bytes, in parallel for big images. */
+static void rc_copy_out(void *dst, const void *src, size_t n, int nthreads)
+{
+    const size_t chunk = (size_t)1 << 20;
+    const int64_t nchunks = (int64_t)((n + chunk - 1) / chunk);
+    (void)nthreads;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (nchunks > 4 && nthreads > 1)
+#endif
+    for (int64_t c = 0; c < nchunks; ++c) {
+        const size_t at = (size_t)c * chunk, len = n - at < chunk ? n - at : chunk;
+        memcpy((char *)dst + at, (const char *)src + at, len);
+    }
+}
+
+iwpp_status iwpp_cpu_reconstruct_views(iwpp_context *ctx, iwpp_image *marker,
+                                       const iwpp_image *mask, int connectivity,
+                                       iwpp_morph_mode mode)
+{
+    if (!rc_view_contiguous(marker) || !rc_view_contiguous(mask)) return IWPP_EUNSUPPORTED;
+    const int64_t n = marker->width * marker->height * marker->depth;
+    const size_t bytes = (size_t)n * iwpp_type_size(marker->type);
+    /* The result is built aside and copied into the marker only on success,
+       so that a failure leaves the caller's marker as it was. */
+    void *J = malloc(bytes ? bytes : 1);
+    if (!J)
+        return iwpp_set_error(ctx, IWPP_ENOMEM,
+                              "out of host memory: could not allocate %.1f MiB for the working copy "
+                              "of the marker; free memory or use a smaller image",
+                              (double)bytes / 1048576.0);
+    iwpp_status st = rc_run(ctx, marker->type, marker->width, marker->height, marker->depth, J,
+                            marker->data, mask->data, connectivity, mode);
+    if (st == IWPP_OK) rc_copy_out(marker->data, J, bytes, iwpp_cpu_threads(ctx));
+    free(J);
+    return st;
 }

@@ -440,8 +440,17 @@ static int RFN(exchange_in)(const void *Jv, const void *Iv, const rc_geom *g, co
     return 0;
 }
 
-static const rc_kernels RFN(kernels) = {RFN(fh_box), RFN(seeded_box), RFN(exchange_box),
-                                        RFN(exchange_in), RFN(scans), RFN(tile_queue)};
+/* dst = the marker m clipped by the mask i (as IWPP_PW_MIN / IWPP_PW_MAX do), n pixels. */
+static void RFN(clip_copy)(void *dstv, const void *mv, const void *iv, int64_t n)
+{
+    RT *dst = (RT *)dstv;
+    const RT *m = (const RT *)mv, *i = (const RT *)iv;
+    for (int64_t k = 0; k < n; ++k) dst[k] = R_CLIP(m[k], i[k]);
+}
+
+static const rc_kernels RFN(kernels) = {RFN(fh_box),     RFN(seeded_box), RFN(exchange_box),
+                                        RFN(exchange_in), RFN(scans),      RFN(tile_queue),
+                                        RFN(clip_copy)};
 
 #undef R_GT
 #undef R_PICK
