@@ -43,6 +43,9 @@
 #define R_UNLIKELY(x) (x)
 #endif
 
+/* Cache line size assumed for alignment and padding. */
+#define RC_LINE 64
+
 /* ---- geometry, neighbourhood, boxes ---------------------------------------------- */
 
 typedef struct rc_geom {
@@ -479,7 +482,6 @@ typedef struct rc_scratch {
  * neighbours sharing a line would bounce it between cores (at 16 threads this
  * cost round 0 about half of its speed).
  */
-#define RC_LINE 64
 typedef struct { _Alignas(RC_LINE) rc_fifo v; } rc_fifo_line;
 typedef struct { _Alignas(RC_LINE) rc_scratch v; } rc_scratch_line;
 typedef struct { _Alignas(RC_LINE) rc_seeds v; } rc_seeds_line;
@@ -854,8 +856,10 @@ iwpp_status iwpp_cpu_reconstruct_views(iwpp_context *ctx, iwpp_image *marker,
     const int64_t n = marker->width * marker->height * marker->depth;
     const size_t bytes = (size_t)n * iwpp_type_size(marker->type);
     /* The result is built aside and copied into the marker only on success,
-       so that a failure leaves the caller's marker as it was. */
-    void *J = malloc(bytes ? bytes : 1);
+       so that a failure leaves the caller's marker as it was. Line-aligned, so
+       that tiles written by different threads share no cache line. */
+    const size_t abytes = (bytes + RC_LINE - 1) / RC_LINE * RC_LINE;
+    void *J = aligned_alloc(RC_LINE, abytes ? abytes : RC_LINE);
     if (!J)
         return iwpp_set_error(ctx, IWPP_ENOMEM,
                               "out of host memory: could not allocate %.1f MiB for the working copy "
