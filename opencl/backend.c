@@ -163,6 +163,26 @@ iwpp_status iwpp_ocl_alloc(iwpp_context *ctx, size_t bytes, const char *what, cl
     return IWPP_OK;
 }
 
+iwpp_status iwpp_ocl_scratch(iwpp_context *ctx, int slot, size_t bytes, const char *what,
+                             cl_mem *out)
+{
+    iwpp_ocl *s = iwpp_ocl_state(ctx);
+    *out = NULL;
+    if (slot < 0 || slot >= IWPP_OCL_NSCRATCH)
+        return iwpp_set_error(ctx, IWPP_EINTERNAL, "internal: OpenCL work buffer slot %d", slot);
+    if (bytes == 0) bytes = 4;
+    if (!s->scratch[slot] || s->scratch_bytes[slot] < bytes) {
+        iwpp_ocl_release(s, s->scratch[slot]);
+        s->scratch[slot] = NULL;
+        s->scratch_bytes[slot] = 0;
+        iwpp_status st = iwpp_ocl_alloc(ctx, bytes, what, &s->scratch[slot]);
+        if (st != IWPP_OK) return st;
+        s->scratch_bytes[slot] = bytes;
+    }
+    *out = s->scratch[slot];
+    return IWPP_OK;
+}
+
 void iwpp_ocl_release(iwpp_ocl *s, cl_mem m)
 {
     if (m) s->api->clReleaseMemObject(m);
@@ -308,6 +328,8 @@ static void ocl_close(iwpp_context *ctx)
             for (int i = 0; i < pr->nk; ++i) s->api->clReleaseKernel(pr->kernels[i]);
             if (pr->prog) s->api->clReleaseProgram(pr->prog);
         }
+    if (s->queue) s->api->clFinish(s->queue);
+    for (int i = 0; i < IWPP_OCL_NSCRATCH; ++i) iwpp_ocl_release(s, s->scratch[i]);
     if (s->queue) {
         s->api->clFinish(s->queue);
         s->api->clReleaseCommandQueue(s->queue);

@@ -1,13 +1,20 @@
 /*
  * edt.c - Euclidean distance transforms on OpenCL (kernels: edt.cl).
  * Exact: the separable method of native/cpu/edt.c, bit for bit (double
- * precision, so the device needs cl_khr_fp64). Danielsson: IWPP propagation
- * of 32-bit nearest-background indices, one host-driven round per wave.
+ * precision, so the device needs cl_khr_fp64), with the passes of cuda/edt.cu:
+ * pass A in segments (2 kernels), pass B (3D) one work-group per tile of
+ * columns in local memory, pass C one work-group per row in local memory
+ * (1 kernel each); lines too long for local memory fall back to one work-item
+ * per line (pass C on transposed planes). 2D: 3 kernels and one
+ * clFinish per call; work buffers are kept between calls (iwpp_ocl_scratch).
+ * Danielsson: IWPP propagation of 32-bit nearest-background indices, one
+ * host-driven round per wave.
  */
 #include "ocl.h"
 #include "neighborhood.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static iwpp_status need_fp64(iwpp_context *ctx, iwpp_ocl *s)
@@ -19,8 +26,6 @@ static iwpp_status need_fp64(iwpp_context *ctx, iwpp_ocl *s)
                           "the CPU backend for distance transforms",
                           s->name);
 }
-
-#define OUTER_SEG 64 /* pass A segment length (positions along the outer axis) */
 
 /* Per-plane tiled transpose of a w x h x d image of 4- or 8-byte elements:
  * inverse = 0: [z][y][x] -> [z][x][y]; inverse = 1: back. */
@@ -40,112 +45,208 @@ static cl_int transpose(iwpp_ocl *s, cl_kernel k, cl_mem in, cl_mem out, cl_int 
     return s->api->clEnqueueNDRangeKernel(s->queue, k, 3, NULL, global, local, 0, NULL, NULL);
 }
 
+#define SEG_A 128 /* pass A segment length (planes along the outer axis) */
+#define RB_S 32   /* pass C band and superband sizes: as in edt.cl */
+#define RB_SB 32
+#define RB_PAD(x) ((x) + ((x) >> 5))
+
+/* Work buffers: kept between calls (iwpp_ocl_scratch) unless IWPP_OCL_EDT_FRESH=1 asks for fresh
+ * ones (to measure what allocating them costs); fresh ones are released by the caller via *own. */
+enum { W_SITES, W_SEG, W_NY2, W_NZ2, W_STACK, W_TMAP, W_TNEAR };
+static iwpp_status work_buf(iwpp_context *ctx, int fresh, int slot, size_t bytes, const char *what,
+                            cl_mem *out, cl_mem *own)
+{
+    if (!fresh) return iwpp_ocl_scratch(ctx, slot, bytes, what, out);
+    iwpp_status rs = iwpp_ocl_alloc(ctx, bytes, what, out);
+    *own = *out;
+    return rs;
+}
+
 static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3],
                              iwpp_buf *dist, iwpp_buf *nearest)
 {
     iwpp_ocl *s = iwpp_ocl_state(ctx);
     const cl_int w = (cl_int)bin->w, h = (cl_int)bin->h, d = (cl_int)bin->d;
     const size_t n = (size_t)iwpp_buf_count(bin);
-    cl_kernel k_outer, k_env, k_oseg, k_ocarry, k_oapply, k_tr, k_untr32, k_untr64;
+    const int is3 = d > 1;
+    cl_kernel k_a1, k_a2, k_rows, k_cols, k_env, k_tr, k_untr32, k_untr64;
     iwpp_status rs;
-    if ((rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_outer", &k_outer)) ||
+    if ((rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_pass_a1", &k_a1)) ||
+        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_pass_a2", &k_a2)) ||
+        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, is3 ? "edt_rows3" : "edt_rows2",
+                              &k_rows)) ||
+        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_cols", &k_cols)) ||
         (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_envelope", &k_env)) ||
-        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_outer_seg", &k_oseg)) ||
-        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_outer_carry", &k_ocarry)) ||
-        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_outer_apply", &k_oapply)) ||
         (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_transpose32", &k_tr)) ||
         (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_untranspose32", &k_untr32)) ||
         (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_untranspose64", &k_untr64)))
         return rs;
-    /* Pass A: along the outer axis, line l of `count` planes of `len` pixels. */
-    const cl_uint len = d > 1 ? (cl_uint)(w * h) : (cl_uint)w;
-    const cl_int count = d > 1 ? d : h;
-    const cl_int SEG = OUTER_SEG;
+    const char *ev = getenv("IWPP_OCL_EDT_FRESH");
+    const int fresh = ev && atoi(ev) == 1;
+
+    /* Pass C one work-group per row when the row's working set fits in local memory (2D: rows of
+     * up to ~9000 pixels in 48 KiB, 3D: ~5000); else one work-item per row on transposed planes.
+     * IWPP_OCL_EDT_ROWS=serial forces the latter (to test it on small images). */
+    const size_t nb = ((size_t)w + RB_S - 1) / RB_S, nsb = (nb + RB_SB - 1) / RB_SB;
+    const size_t lm_min = nb * sizeof(cl_double), lm_smin = nsb * sizeof(cl_double),
+                 lm_f = (size_t)RB_PAD((size_t)w) * (is3 ? sizeof(cl_double) : sizeof(cl_int)),
+                 lm_cnt = nb, lm_stk = nb * RB_S;
+    ev = getenv("IWPP_OCL_EDT_ROWS");
+    const int rows_fast = !(ev && strcmp(ev, "serial") == 0) &&
+                          (cl_ulong)(lm_min + lm_smin + lm_f + lm_cnt + lm_stk) + 64 <= s->local_mem;
+
+    /* Pass B (3D) one work-group per tile of TX columns when a column's working set (line bytes,
+     * as the rows') fits in local memory, TX a power of two up to 32 with the tile within 48 KiB
+     * (several groups per compute unit); else one work-item per column.
+     * IWPP_OCL_EDT_COLS=serial forces the latter. */
+    const size_t cnb = ((size_t)h + RB_S - 1) / RB_S, cnsb = (cnb + RB_SB - 1) / RB_SB;
+    const size_t cb_line = (((size_t)h + 2 * cnb + cnsb) * sizeof(cl_double) + cnb + cnb * RB_S +
+                            15) & ~(size_t)15;
+    ev = getenv("IWPP_OCL_EDT_COLS");
+    const int cols_fast = is3 && !(ev && strcmp(ev, "serial") == 0) &&
+                          (cl_ulong)cb_line + 64 <= s->local_mem;
+    cl_int cb_tx = 1;
+    if (cols_fast) {
+        const size_t target = s->local_mem < 48 * 1024 + 64 ? (size_t)s->local_mem - 64 : 48 * 1024;
+        while (cb_tx < 32 && (size_t)(cb_tx * 2) * cb_line <= target && cb_tx < w) cb_tx *= 2;
+    }
+
+    /* Pass A: `count` planes of `len` lines, in segments of SEG_A planes. */
+    const cl_uint len = is3 ? (cl_uint)(w * h) : (cl_uint)w;
+    const cl_int count = is3 ? d : h;
+    const cl_int SEG = SEG_A;
     const cl_uint nseg = (cl_uint)((count + SEG - 1) / SEG);
-    /* Segmented pass A when the plain one would leave the device idle. */
-    const int seg_a = nseg > 1 && len < (1u << 20);
-    cl_mem ny = NULL, nz = NULL, ny2 = NULL, nz2 = NULL, v = NULL, fl = NULL, nyT = NULL,
-           nearT = NULL;
-    if ((rs = iwpp_ocl_alloc(ctx, n * 4, "the distance transform's site map", &ny)) ||
-        (rs = iwpp_ocl_alloc(ctx, n * 4, "the distance transform's envelope scratch", &v)))
+    cl_mem sites = NULL, seg = NULL, ny2 = NULL, nz2 = NULL, v = NULL, tmap = NULL, tnear = NULL;
+    cl_mem own[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    if ((rs = work_buf(ctx, fresh, W_SITES, n * 4, "the distance transform's site map", &sites,
+                       &own[0])) ||
+        (rs = work_buf(ctx, fresh, W_SEG, (size_t)len * nseg * 8,
+                       "the distance transform's segment table", &seg, &own[1])))
         goto done;
-    if (d > 1 && ((rs = iwpp_ocl_alloc(ctx, n * 4, "the distance transform's z-site map", &nz)) ||
-                  (rs = iwpp_ocl_alloc(ctx, n * 4, "the distance transform's y-site map", &ny2)) ||
-                  (rs = iwpp_ocl_alloc(ctx, n * 4, "the distance transform's z-site map", &nz2))))
+    if (is3 && ((rs = work_buf(ctx, fresh, W_NY2, n * 4, "the distance transform's y-site map",
+                               &ny2, &own[2])) ||
+                (rs = work_buf(ctx, fresh, W_NZ2, n * 4, "the distance transform's z-site map",
+                               &nz2, &own[3]))))
         goto done;
-    if (d == 1 && (rs = iwpp_ocl_alloc(ctx, n * 4, "the distance transform's transposed map", &nyT)))
+    if (((is3 && !cols_fast) || !rows_fast) && (rs = work_buf(ctx, fresh, W_STACK, n * 4,
+                                              "the distance transform's envelope scratch", &v,
+                                              &own[4])))
         goto done;
-    if (nearest && (rs = iwpp_ocl_alloc(ctx, n * 8, "the transposed nearest-index map", &nearT)))
-        goto done;
-    if (seg_a && (rs = iwpp_ocl_alloc(ctx, (size_t)len * nseg * 8, "the distance transform's "
-                                      "segment table", &fl)))
-        goto done;
+    if (!rows_fast) {
+        if ((rs = work_buf(ctx, fresh, W_TMAP, n * 4, "the distance transform's transposed map",
+                           &tmap, &own[5])))
+            goto done;
+        if (nearest && (rs = work_buf(ctx, fresh, W_TNEAR, n * 8,
+                                      "the transposed nearest-index map", &tnear, &own[6])))
+            goto done;
+    }
     cl_int err = CL_SUCCESS;
     cl_mem mb = (cl_mem)bin->ptr;
-    {
-        cl_mem out = d > 1 ? nz : ny;
-        size_t lg = s->is_gpu ? 128 : 0;
-        if (seg_a) {
-            IWPP_KARG(s, k_oseg, 0, mb);
-            IWPP_KARG(s, k_oseg, 1, fl);
-            IWPP_KARG(s, k_oseg, 2, len);
-            IWPP_KARG(s, k_oseg, 3, count);
-            IWPP_KARG(s, k_oseg, 4, SEG);
-            IWPP_KARG(s, k_oseg, 5, nseg);
-            IWPP_KARG(s, k_ocarry, 0, fl);
-            IWPP_KARG(s, k_ocarry, 1, len);
-            IWPP_KARG(s, k_ocarry, 2, nseg);
-            IWPP_KARG(s, k_oapply, 0, mb);
-            IWPP_KARG(s, k_oapply, 1, fl);
-            IWPP_KARG(s, k_oapply, 2, out);
-            IWPP_KARG(s, k_oapply, 3, len);
-            IWPP_KARG(s, k_oapply, 4, count);
-            IWPP_KARG(s, k_oapply, 5, SEG);
-            IWPP_KARG(s, k_oapply, 6, nseg);
-            if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_oseg, (size_t)len * nseg, lg);
-            if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_ocarry, len, lg);
-            if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_oapply, (size_t)len * nseg, lg);
-        } else {
-            IWPP_KARG(s, k_outer, 0, mb);
-            IWPP_KARG(s, k_outer, 1, out);
-            IWPP_KARG(s, k_outer, 2, len);
-            IWPP_KARG(s, k_outer, 3, count);
-            if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_outer, len, s->is_gpu ? 64 : 0);
-        }
-    }
+    /* fixed group sizes also on CPU devices: PoCL compiles a kernel once per group size */
+    const size_t lg = s->is_gpu ? 128 : 64;
+    /* pass A: in -> sites (ny in 2D, nz in 3D); the summaries are needed only with 2+ segments */
+    IWPP_KARG(s, k_a1, 0, mb);
+    IWPP_KARG(s, k_a1, 1, seg);
+    IWPP_KARG(s, k_a1, 2, len);
+    IWPP_KARG(s, k_a1, 3, count);
+    IWPP_KARG(s, k_a1, 4, SEG);
+    IWPP_KARG(s, k_a1, 5, nseg);
+    IWPP_KARG(s, k_a2, 0, mb);
+    IWPP_KARG(s, k_a2, 1, seg);
+    IWPP_KARG(s, k_a2, 2, sites);
+    IWPP_KARG(s, k_a2, 3, len);
+    IWPP_KARG(s, k_a2, 4, count);
+    IWPP_KARG(s, k_a2, 5, SEG);
+    IWPP_KARG(s, k_a2, 6, nseg);
+    if (err == CL_SUCCESS && nseg > 1) err = iwpp_ocl_run1d(s, k_a1, (size_t)len * nseg, lg);
+    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_a2, (size_t)len * nseg, lg);
     cl_mem md = (cl_mem)dist->ptr;
+    cl_mem mn = nearest ? (cl_mem)nearest->ptr : md;
     cl_int want = nearest != NULL;
     cl_double hx = sp[0], hy = sp[1], hz = sp[2];
-    if (d > 1) {
-        /* pass B (3D): along y, columns (x, z) are coalesced as they are: nz -> ny2, nz2 */
-        cl_int pass = 1;
-        IWPP_KARG(s, k_env, 0, pass);
-        IWPP_KARG(s, k_env, 1, w);
-        IWPP_KARG(s, k_env, 2, h);
-        IWPP_KARG(s, k_env, 3, d);
-        IWPP_KARG(s, k_env, 4, ny);
-        IWPP_KARG(s, k_env, 5, nz);
-        IWPP_KARG(s, k_env, 6, ny2);
-        IWPP_KARG(s, k_env, 7, nz2);
-        IWPP_KARG(s, k_env, 8, md);
-        IWPP_KARG(s, k_env, 9, md);
-        IWPP_KARG(s, k_env, 10, want);
-        IWPP_KARG(s, k_env, 11, v);
-        IWPP_KARG(s, k_env, 12, hx);
-        IWPP_KARG(s, k_env, 13, hy);
-        IWPP_KARG(s, k_env, 14, hz);
-        if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_env, (size_t)w * d, s->is_gpu ? 64 : 0);
+    cl_mem ny = sites, nz = sites;
+    if (is3) {
+        /* pass B (3D): along y: nz -> ny2, nz2 */
+        if (cols_fast) {
+            const cl_int lb = (cl_int)cb_line;
+            const size_t lsz = iwpp_ocl_group_size(s, k_cols, s->is_gpu ? 256 : 64);
+            const size_t tiles = ((size_t)w + (size_t)cb_tx - 1) / (size_t)cb_tx * (size_t)d;
+            size_t groups = (size_t)s->compute_units * 64;
+            if (groups > tiles) groups = tiles;
+            IWPP_KARG(s, k_cols, 0, sites);
+            IWPP_KARG(s, k_cols, 1, ny2);
+            IWPP_KARG(s, k_cols, 2, nz2);
+            IWPP_KARG(s, k_cols, 3, w);
+            IWPP_KARG(s, k_cols, 4, h);
+            IWPP_KARG(s, k_cols, 5, d);
+            IWPP_KARG(s, k_cols, 6, cb_tx);
+            IWPP_KARG(s, k_cols, 7, lb);
+            IWPP_KARG(s, k_cols, 8, hy);
+            IWPP_KARG(s, k_cols, 9, hz);
+            IWPP_KLOCAL(s, k_cols, 10, (size_t)cb_tx * cb_line);
+            if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_cols, groups * lsz, lsz);
+        } else {
+            /* one work-item per column (x, z) */
+            cl_int pass = 1;
+            IWPP_KARG(s, k_env, 0, pass);
+            IWPP_KARG(s, k_env, 1, w);
+            IWPP_KARG(s, k_env, 2, h);
+            IWPP_KARG(s, k_env, 3, d);
+            IWPP_KARG(s, k_env, 4, sites);
+            IWPP_KARG(s, k_env, 5, sites);
+            IWPP_KARG(s, k_env, 6, ny2);
+            IWPP_KARG(s, k_env, 7, nz2);
+            IWPP_KARG(s, k_env, 8, md);
+            IWPP_KARG(s, k_env, 9, md);
+            IWPP_KARG(s, k_env, 10, want);
+            IWPP_KARG(s, k_env, 11, v);
+            IWPP_KARG(s, k_env, 12, hx);
+            IWPP_KARG(s, k_env, 13, hy);
+            IWPP_KARG(s, k_env, 14, hz);
+            if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_env, (size_t)w * d, 64);
+        }
+        ny = ny2;
+        nz = nz2;
     }
-    /* Pass C along x on transposed planes ([z][x][y]), so that neighbouring
-     * work-items (neighbouring rows y) read and write neighbouring addresses;
-     * the same operations in the same order as the CPU, only laid out apart. */
-    cl_mem tny = d > 1 ? ny : nyT, tnz = d > 1 ? nz : nyT; /* transposed maps (ny, nz are free now) */
-    cl_mem distT = d > 1 ? ny2 : ny;                       /* free once transposed */
-    if (err == CL_SUCCESS) err = transpose(s, k_tr, d > 1 ? ny2 : ny, tny, w, h, d, 0);
-    if (err == CL_SUCCESS && d > 1) err = transpose(s, k_tr, nz2, tnz, w, h, d, 0);
-    if (err == CL_SUCCESS) {
+    const cl_uint rows = (cl_uint)h * (cl_uint)d;
+    if (rows_fast) {
+        /* pass C: one work-group per row (a loop over rows when there are more rows than groups) */
+        size_t want_lsz = s->is_gpu ? 512 : 64;
+        ev = getenv("IWPP_OCL_EDT_ROW_THREADS");
+        if (ev && atoi(ev) > 0) want_lsz = (size_t)atoi(ev);
+        const size_t wr = ((size_t)w + 31) / 32 * 32;
+        if (want_lsz > wr) want_lsz = wr;
+        const size_t lsz = iwpp_ocl_group_size(s, k_rows, want_lsz);
+        size_t groups = (size_t)s->compute_units * 64;
+        if (groups > rows) groups = rows;
+        int a = 0;
+        IWPP_KARG(s, k_rows, a++, ny);
+        if (is3) IWPP_KARG(s, k_rows, a++, nz);
+        IWPP_KARG(s, k_rows, a++, md);
+        IWPP_KARG(s, k_rows, a++, mn);
+        IWPP_KARG(s, k_rows, a++, want);
+        IWPP_KARG(s, k_rows, a++, w);
+        IWPP_KARG(s, k_rows, a++, h);
+        IWPP_KARG(s, k_rows, a++, rows);
+        IWPP_KARG(s, k_rows, a++, hx);
+        IWPP_KARG(s, k_rows, a++, hy);
+        if (is3) IWPP_KARG(s, k_rows, a++, hz);
+        IWPP_KLOCAL(s, k_rows, a++, lm_min);
+        IWPP_KLOCAL(s, k_rows, a++, lm_smin);
+        IWPP_KLOCAL(s, k_rows, a++, lm_f);
+        IWPP_KLOCAL(s, k_rows, a++, lm_cnt);
+        IWPP_KLOCAL(s, k_rows, a++, lm_stk);
+        if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_rows, groups * lsz, lsz);
+    } else {
+        /* pass C along x on transposed planes ([z][x][y]), so that neighbouring work-items
+         * (neighbouring rows y) read and write neighbouring addresses; the same operations in
+         * the same order as the CPU, only laid out apart. */
+        cl_mem tny = tmap, tnz = is3 ? sites : tmap; /* sites (nz) is free after pass B */
+        cl_mem distT = is3 ? ny2 : sites;             /* free once transposed */
+        if (err == CL_SUCCESS) err = transpose(s, k_tr, ny, tny, w, h, d, 0);
+        if (err == CL_SUCCESS && is3) err = transpose(s, k_tr, nz2, tnz, w, h, d, 0);
         cl_int pass = 3;
-        cl_mem mnT = nearT ? nearT : distT;
+        cl_mem mnT = tnear ? tnear : distT;
         IWPP_KARG(s, k_env, 0, pass);
         IWPP_KARG(s, k_env, 1, w);
         IWPP_KARG(s, k_env, 2, h);
@@ -161,25 +262,22 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         IWPP_KARG(s, k_env, 12, hx);
         IWPP_KARG(s, k_env, 13, hy);
         IWPP_KARG(s, k_env, 14, hz);
-        if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_env, (size_t)h * d, s->is_gpu ? 64 : 0);
+        if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_env, (size_t)h * d, 64);
+        if (err == CL_SUCCESS) err = transpose(s, k_untr32, distT, md, w, h, d, 1);
+        if (err == CL_SUCCESS && nearest)
+            err = transpose(s, k_untr64, tnear, (cl_mem)nearest->ptr, w, h, d, 1);
     }
-    if (err == CL_SUCCESS) err = transpose(s, k_untr32, distT, md, w, h, d, 1);
-    if (err == CL_SUCCESS && nearest)
-        err = transpose(s, k_untr64, nearT, (cl_mem)nearest->ptr, w, h, d, 1);
     if (err == CL_SUCCESS) err = s->api->clFinish(s->queue);
-    if (err != CL_SUCCESS) rs = iwpp_ocl_fail(ctx, err, "the exact distance transform kernels");
-    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "%s", "ocl-edt-exact-separable");
+    if (err != CL_SUCCESS) {
+        rs = iwpp_ocl_fail(ctx, err, "the exact distance transform kernels");
+        goto done;
+    }
+    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-edt-exact-separable%s%s",
+             rows_fast ? "/banded-rows" : "", cols_fast ? "/banded-cols" : "");
     ctx->stats.pixels_visited = 0;
-    ctx->stats.rounds = d > 1 ? 3 : (h > 1 ? 2 : 1);
+    ctx->stats.rounds = is3 ? 3 : (h > 1 ? 2 : 1);
 done:
-    iwpp_ocl_release(s, ny);
-    iwpp_ocl_release(s, nz);
-    iwpp_ocl_release(s, ny2);
-    iwpp_ocl_release(s, nz2);
-    iwpp_ocl_release(s, v);
-    iwpp_ocl_release(s, fl);
-    iwpp_ocl_release(s, nyT);
-    iwpp_ocl_release(s, nearT);
+    for (int i = 0; i < 7; ++i) iwpp_ocl_release(s, own[i]);
     return rs;
 }
 
@@ -208,6 +306,9 @@ static iwpp_status edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const 
     const cl_uint zero = 0, ones = 0xffffffffu;
     cl_mem mb = (cl_mem)bin->ptr;
     const cl_int no = noffs;
+    /* a fixed group size on CPU devices: PoCL compiles a kernel once per group size, and the
+     * runtime's choice follows the (per-round) global size */
+    const size_t lgd = s->is_gpu ? 0 : 64;
     err = s->api->clEnqueueFillBuffer(s->queue, cnt, &zero, 4, 0, 8, 0, NULL, NULL);
     if (err == CL_SUCCESS)
         err = s->api->clEnqueueFillBuffer(s->queue, mark, &ones, 4, 0, (size_t)n * 4, 0, NULL, NULL);
@@ -221,7 +322,7 @@ static iwpp_status edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const 
     IWPP_KARG(s, k_init, 7, n);
     IWPP_KARG(s, k_init, 8, la);
     IWPP_KARG(s, k_init, 9, cnt);
-    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_init, n, 0);
+    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_init, n, lgd);
     cl_uint in_n = 0;
     if (err == CL_SUCCESS)
         err = s->api->clEnqueueReadBuffer(s->queue, cnt, CL_TRUE, 0, 4, &in_n, 0, NULL, NULL);
@@ -247,7 +348,7 @@ static iwpp_status edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const 
         IWPP_KARG(s, k_round, 12, hx);
         IWPP_KARG(s, k_round, 13, hy);
         IWPP_KARG(s, k_round, 14, hz);
-        if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_round, in_n, 0);
+        if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_round, in_n, lgd);
         in_n = 0;
         if (err == CL_SUCCESS)
             err = s->api->clEnqueueReadBuffer(s->queue, cnt, CL_TRUE, 0, 4, &in_n, 0, NULL, NULL);
@@ -269,7 +370,7 @@ static iwpp_status edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const 
     IWPP_KARG(s, k_final, 7, hx);
     IWPP_KARG(s, k_final, 8, hy);
     IWPP_KARG(s, k_final, 9, hz);
-    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_final, n, 0);
+    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_final, n, lgd);
     if (err == CL_SUCCESS) err = s->api->clFinish(s->queue);
     if (err != CL_SUCCESS) {
         rs = iwpp_ocl_fail(ctx, err, "the Danielsson distance transform kernels");

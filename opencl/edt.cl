@@ -1,18 +1,24 @@
 /*
  * edt.cl - Euclidean distance transforms (built with cl_khr_fp64).
  *
- * Exact: the separable method of native/cpu/edt.c, one work-item per image
- * line, with the same double-precision operations in the same order, so the
- * distances and nearest indices equal the CPU's bit for bit:
- *   A. along the outer axis (y in 2D, z in 3D): nearest background on the
- *      line by a forward then a backward sweep (edt_outer);
- *   B. (3D) along y: lower envelope of parabolas per column (edt_envelope, pass 1);
- *   C. along x: lower envelope per row, then the outputs (edt_envelope, pass 2).
- * The envelope's stack of parabolas lives in a scratch array laid out
- * line-interleaved (entry k of line l at k * nlines + l) so that neighbouring
- * work-items touch neighbouring addresses. The intersection abscissa of two
- * stacked parabolas is recomputed from them when needed (same operations,
- * same value) instead of being stored.
+ * Exact: the separable method of native/cpu/edt.c with the same double-precision operations in
+ * the same order (FP_CONTRACT OFF: nothing is fused), so the distances and nearest indices equal
+ * the CPU's bit for bit. The passes follow cuda/edt.cu:
+ *   A. along the outer axis (y in 2D, z in 3D): nearest background on the line, one work-item
+ *      per (line, segment of SEG planes), coalesced: edt_pass_a1 records each segment's first
+ *      and last background plane, edt_pass_a2 sweeps its segment forward and backward with the
+ *      nearest background above and below taken from those summaries;
+ *   B. (3D) along y: lower envelope of parabolas, one work-item per (x, z) column
+ *      (edt_envelope, pass 1), the stack of parabolas in a line-interleaved global scratch
+ *      (entry k of line l at k * nlines + l) so that neighbouring work-items touch neighbouring
+ *      words; an intersection is re-formed from the two parabolas when needed (same operations,
+ *      same value) instead of being stored;
+ *   C. along x: one work-group per row (edt_rows2 in 2D, edt_rows3 in 3D): banded lower
+ *      envelopes in local memory, each pixel takes the smallest d2 over its own band and the
+ *      bands beside it that can still hold a closer site (see the comment above rb_build).
+ *      A row too wide for the device's local memory falls back to one work-item per row on
+ *      planes transposed to [z][x][y] (edt_transpose32, edt_envelope pass 3, then
+ *      edt_untranspose32/64), so that neighbouring work-items read neighbouring words.
  *
  * Danielsson: IWPP propagation of nearest-background indices with a 32-bit
  * compare-and-swap (edt_dan_*), rounds driven by the host.
@@ -23,44 +29,18 @@
 #define NO_SITE (-1)
 
 /* ---- pass A ------------------------------------------------------------ */
-/* Line l (0 <= l < len) of `count` planes of `len` pixels: out[k*len + l]. */
-__kernel void edt_outer(__global const pix_t *in, __global int *out, uint len, int count)
-{
-    uint l = (uint)get_global_id(0);
-    if (l >= len) return;
-    int prev = NO_SITE;
-    for (int k = 0; k < count; ++k) {
-        size_t i = (size_t)k * len + l;
-        int v = (in[i] == (pix_t)0) ? k : prev;
-        out[i] = v;
-        prev = v;
-    }
-    int below = out[(size_t)(count - 1) * len + l];
-    for (int k = count - 2; k >= 0; --k) {
-        size_t i = (size_t)k * len + l;
-        int cur = out[i], cand = below;
-        int take = (cand != NO_SITE) & ((cur == NO_SITE) | (cand - k < k - cur));
-        int r = take ? cand : cur;
-        out[i] = r;
-        below = r;
-    }
-}
-
 /*
- * Pass A in parallel, for planes of few long lines (2D: len = width lines of
- * `count` = height pixels). The sequential sweeps above give, for pixel k,
- * "up" = the last background position <= k and "down" = the first >= k, and
- * keep up unless down is strictly closer. Lines are cut into segments of SEG
- * positions: edt_outer_seg finds each segment's first and last background
- * position, edt_outer_carry the last one before and the first one after each
- * segment, edt_outer_apply the result. Work-item g: line g % len, segment g / len.
+ * `count` planes of `len` contiguous lines (2D: len = w, count = h; 3D: len = w*h, count = d):
+ * out[k*len + l] = the nearest k' with in[k'*len + l] background (ties: the smaller k', as the
+ * CPU's sweeps), or NO_SITE. Work-item t: line t % len, segment t / len of SEG planes.
+ * fl[t] = (first, last) background plane of the segment, NO_SITE if none.
  */
-__kernel void edt_outer_seg(__global const pix_t *in, __global int2 *fl, uint len, int count,
-                            int SEG, uint nseg)
+__kernel void edt_pass_a1(__global const pix_t *in, __global int2 *fl, uint len, int count,
+                          int SEG, uint nseg)
 {
-    uint g = (uint)get_global_id(0);
-    if (g >= len * nseg) return;
-    uint l = g % len, sg = g / len;
+    uint t = (uint)get_global_id(0);
+    if (t >= len * nseg) return;
+    uint l = t % len, sg = t / len;
     int k0 = (int)sg * SEG, k1 = min(k0 + SEG, count);
     int first = NO_SITE, last = NO_SITE;
     for (int k = k0; k < k1; ++k)
@@ -68,46 +48,26 @@ __kernel void edt_outer_seg(__global const pix_t *in, __global int2 *fl, uint le
             if (first == NO_SITE) first = k;
             last = k;
         }
-    fl[(size_t)sg * len + l] = (int2)(first, last);
+    fl[t] = (int2)(first, last);
 }
 
-/* In place: .x = last background before the segment, .y = first after it. */
-__kernel void edt_outer_carry(__global int2 *fl, uint len, uint nseg)
+/* The sweeps of segment t / len of line t % len; the background planes beyond the segment come
+ * from the nearest segments above and below that have one (fl is unused when nseg == 1). */
+__kernel void edt_pass_a2(__global const pix_t *in, __global const int2 *fl, __global int *out,
+                          uint len, int count, int SEG, uint nseg)
 {
-    uint l = (uint)get_global_id(0);
-    if (l >= len) return;
-    int up = NO_SITE;
-    for (uint sg = 0; sg < nseg; ++sg) {
-        size_t i = (size_t)sg * len + l;
-        int2 f = fl[i];
-        fl[i] = (int2)(up, f.x); /* .y temporarily: this segment's first */
-        if (f.y != NO_SITE) up = f.y;
-    }
-    int down = NO_SITE;
-    for (uint sg = nseg; sg-- > 0;) {
-        size_t i = (size_t)sg * len + l;
-        int2 f = fl[i];
-        int first = f.y;
-        fl[i] = (int2)(f.x, down);
-        if (first != NO_SITE) down = first;
-    }
-}
-
-__kernel void edt_outer_apply(__global const pix_t *in, __global const int2 *fl,
-                              __global int *out, uint len, int count, int SEG, uint nseg)
-{
-    uint g = (uint)get_global_id(0);
-    if (g >= len * nseg) return;
-    uint l = g % len, sg = g / len;
+    uint t = (uint)get_global_id(0);
+    if (t >= len * nseg) return;
+    uint l = t % len, sg = t / len;
     int k0 = (int)sg * SEG, k1 = min(k0 + SEG, count);
-    int2 c = fl[(size_t)sg * len + l];
-    int up = c.x;
+    int up = NO_SITE, down = NO_SITE;
+    for (uint s = sg; s-- > 0 && up == NO_SITE;) up = fl[(size_t)s * len + l].y;
+    for (uint s = sg + 1; s < nseg && down == NO_SITE; ++s) down = fl[(size_t)s * len + l].x;
     for (int k = k0; k < k1; ++k) {
         size_t i = (size_t)k * len + l;
         if (in[i] == (pix_t)0) up = k;
         out[i] = up;
     }
-    int down = c.y;
     for (int k = k1 - 1; k >= k0; --k) {
         size_t i = (size_t)k * len + l;
         int cur = out[i];
@@ -158,7 +118,7 @@ EDT_UNTRANSPOSE(edt_untranspose32, uint)
 EDT_UNTRANSPOSE(edt_untranspose64, ulong)
 #undef EDT_UNTRANSPOSE
 
-/* ---- passes B and C ----------------------------------------------------- */
+/* ---- one work-item per line: pass B, and pass C's fallback --------------- */
 /*
  * f of site s on a line: pass 1 (3D, along y of column (x, z)):
  *   ((z - nz[s]) * hb)^2; pass 2 in 2D (row y): ((y - ny[s]) * ha)^2;
@@ -307,6 +267,296 @@ __kernel void edt_envelope(int pass, int w, int h, int d, __global const int *ny
         }
     }
 }
+
+/* ---- pass C, one work-group per row ------------------------------------- */
+/*
+ * The row's f values (the squared distance to each column's site, formed as on the CPU) sit in
+ * local memory: in 2D as the site's row cy (f = ((y - cy) * hy)^2 is re-formed when needed, which
+ * halves the bytes so that rows of ~9000 pixels fit in 48 KiB), in 3D as the double f itself.
+ * The row is cut into bands of RB_S sites; each work-item builds the lower envelope of a band's
+ * parabolas (Felzenszwalb-Huttenlocher, the CPU's intersection test, keeping only the sites'
+ * offsets in the band: the intersections are re-formed from f). Then every pixel x queries its
+ * own band's envelope and the bands beside it, outwards, while a band can still hold a closer
+ * site: a band whose smallest f plus the squared gap to x (rounded as d2 itself is, and rounding
+ * is monotone) is not below the best d2 so far is skipped, and so are whole superbands of RB_SB
+ * bands; a side's scan stops once the squared gap alone reaches the best d2. Each candidate's d2
+ * is f[p] + ((x - p) * hx)^2, the CPU's expression, and the smallest is kept: the CPU's envelope
+ * gives the exact minimum of the same expression whenever the arithmetic is exact (unit spacing,
+ * for example), so the distances are equal bit for bit.
+ * Local layout (separate arguments): bmin[NB], smin[NSB] (doubles), the f values with one padding
+ * word after every RB_S (so that the work-items building their bands read distinct banks),
+ * cnt[NB], and the stacks interleaved: entry k of band b at stk[k * NB + b].
+ */
+#define RB_S 32
+#define RB_SB 32
+#define RB_PAD(x) ((x) + ((x) >> 5))
+
+/* f of column p: is3 selects the stored double (3D) or the stored site row (2D). */
+inline double rb_f(__local const int *si, __local const double *sd, const int is3, int p, int y,
+                   double hy)
+{
+    if (is3) return sd[RB_PAD(p)];
+    const int cy = si[RB_PAD(p)];
+    if (cy == NO_SITE) return INFINITY;
+    const double ty = (double)(y - cy) * hy;
+    return ty * ty;
+}
+
+inline double rb_eval(__local const int *si, __local const double *sd, const int is3, int p,
+                      int x, int y, double hx, double hy)
+{
+    const double t = (double)(x - p) * hx;
+    return rb_f(si, sd, is3, p, y, hy) + t * t;
+}
+
+/* Envelope of the finite f[q], lo <= q < hi: offsets q - lo into st[k * ss]; returns their
+ * count, *mn = the smallest f (INFINITY if none). */
+inline int rb_build(__local const int *si, __local const double *sd, const int is3, int lo, int hi,
+                    int y, double hy, double h2, __local uchar *st, int ss, double *mn)
+{
+    int k = -1;
+    double m = INFINITY;
+    for (int q = lo; q < hi; ++q) {
+        const double fq = rb_f(si, sd, is3, q, y, hy);
+        if (fq == INFINITY) continue;
+        m = fq < m ? fq : m;
+        while (k >= 1) {
+            const int p = lo + st[k * ss], pp = lo + st[(k - 1) * ss];
+            const double fp = rb_f(si, sd, is3, p, y, hy), fpp = rb_f(si, sd, is3, pp, y, hy);
+            const double num = (fq - fp) + h2 * (double)((long)(q - p) * (long)(q + p));
+            const double den = 2.0 * h2 * (double)(q - p);
+            const double zn = (fp - fpp) + h2 * (double)((long)(p - pp) * (long)(p + pp));
+            const double zd = 2.0 * h2 * (double)(p - pp);
+            if (num * zd > zn * den) break;
+            --k;
+        }
+        ++k;
+        st[k * ss] = (uchar)(q - lo);
+    }
+    *mn = m;
+    return k + 1;
+}
+
+/* Band b's envelope at x (its values along the stack are unimodal): improves *best, *bi. */
+inline void rb_query(__local const int *si, __local const double *sd, const int is3,
+                     __local const uchar *stk, __local const uchar *cnt, int NB, int b, int x,
+                     int y, double hx, double hy, double *best, int *bi)
+{
+    const int m = cnt[b];
+    if (m == 0) return;
+    __local const uchar *st = stk + b;
+    const int lo = b * RB_S;
+    int a = 0, c = m - 1;
+    while (a < c) {
+        const int mid = (a + c) >> 1;
+        const double g0 = rb_eval(si, sd, is3, lo + st[mid * NB], x, y, hx, hy);
+        const double g1 = rb_eval(si, sd, is3, lo + st[(mid + 1) * NB], x, y, hx, hy);
+        if (g1 < g0)
+            a = mid + 1;
+        else
+            c = mid;
+    }
+    const int p = lo + st[a * NB];
+    const double g = rb_eval(si, sd, is3, p, x, y, hx, hy);
+    if (g < *best) {
+        *best = g;
+        *bi = p;
+    }
+}
+
+/* Nearest site of pixel x of the line: d2 in *best, the site's position in *bi (-1 if none). */
+inline void rb_pixel(__local const int *si, __local const double *sd, const int is3,
+                     __local const double *bmin, __local const double *smin,
+                     __local const uchar *cnt, __local const uchar *stk, int NB, int x, int y,
+                     double hx, double hy, double *best, int *bi)
+{
+    *best = INFINITY;
+    *bi = -1;
+    const int b0 = x / RB_S;
+    rb_query(si, sd, is3, stk, cnt, NB, b0, x, y, hx, hy, best, bi);
+    for (int b = b0 - 1; b >= 0;) {
+        const double t = (double)(x - (b * RB_S + RB_S - 1)) * hx;
+        const double t2 = t * t;
+        if (!(t2 < *best)) break;
+        if ((b % RB_SB) == RB_SB - 1 && !(smin[b / RB_SB] + t2 < *best)) {
+            b -= RB_SB;
+            continue;
+        }
+        if (bmin[b] + t2 < *best) rb_query(si, sd, is3, stk, cnt, NB, b, x, y, hx, hy, best, bi);
+        --b;
+    }
+    for (int b = b0 + 1; b < NB;) {
+        const double t = (double)(b * RB_S - x) * hx;
+        const double t2 = t * t;
+        if (!(t2 < *best)) break;
+        if ((b % RB_SB) == 0 && !(smin[b / RB_SB] + t2 < *best)) {
+            b += RB_SB;
+            continue;
+        }
+        if (bmin[b] + t2 < *best) rb_query(si, sd, is3, stk, cnt, NB, b, x, y, hx, hy, best, bi);
+        ++b;
+    }
+}
+
+inline void rows_body(__global const int *ny, __global const int *nz, __global float *dist,
+                      __global long *nearest, int want_nearest, int w, int h, uint rows,
+                      double hx, double hy, double hz, __local double *bmin,
+                      __local double *smin, __local int *si, __local double *sd,
+                      __local uchar *cnt, __local uchar *stk, const int is3)
+{
+    const int W = w, NB = (W + RB_S - 1) / RB_S, NSB = (NB + RB_SB - 1) / RB_SB;
+    const int lid = (int)get_local_id(0), lsz = (int)get_local_size(0);
+    const double h2 = hx * hx;
+    for (uint row = (uint)get_group_id(0); row < rows; row += (uint)get_num_groups(0)) {
+        const size_t base = (size_t)row * (size_t)W;
+        const int y = (int)(row % (uint)h), z = (int)(row / (uint)h);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int x = lid; x < W; x += lsz) {
+            const int cy = ny[base + x];
+            if (is3) {
+                double f = INFINITY;
+                if (cy != NO_SITE) {
+                    const double tz = (double)(z - nz[base + x]) * hz;
+                    const double ty = (double)(y - cy) * hy;
+                    f = tz * tz + ty * ty;
+                }
+                sd[RB_PAD(x)] = f;
+            } else {
+                si[RB_PAD(x)] = cy;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int b = lid; b < NB; b += lsz) {
+            const int lo = b * RB_S, hi = min(lo + RB_S, W);
+            double mn;
+            cnt[b] = (uchar)rb_build(si, sd, is3, lo, hi, y, hy, h2, stk + b, NB, &mn);
+            bmin[b] = mn;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int s = lid; s < NSB; s += lsz) {
+            double m = INFINITY;
+            const int e = min((s + 1) * RB_SB, NB);
+            for (int b = s * RB_SB; b < e; ++b) m = bmin[b] < m ? bmin[b] : m;
+            smin[s] = m;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int x = lid; x < W; x += lsz) {
+            double best;
+            int bi;
+            rb_pixel(si, sd, is3, bmin, smin, cnt, stk, NB, x, y, hx, hy, &best, &bi);
+            dist[base + x] = (float)sqrt(best);
+            if (want_nearest) {
+                if (bi < 0) {
+                    nearest[base + x] = -1;
+                } else {
+                    const long sy = is3 ? (long)ny[base + bi] : (long)si[RB_PAD(bi)];
+                    const long sz = is3 ? (long)nz[base + bi] : 0;
+                    nearest[base + x] = (long)bi + (long)W * (sy + (long)h * sz);
+                }
+            }
+        }
+    }
+}
+
+/* 2D rows: si holds the site rows (sd unused, give it 8 bytes). */
+__kernel void edt_rows2(__global const int *ny, __global float *dist, __global long *nearest,
+                        int want_nearest, int w, int h, uint rows, double hx, double hy,
+                        __local double *bmin, __local double *smin, __local int *si,
+                        __local uchar *cnt, __local uchar *stk)
+{
+    rows_body(ny, ny, dist, nearest, want_nearest, w, h, rows, hx, hy, 0.0, bmin, smin, si,
+              bmin, cnt, stk, 0);
+}
+
+/* 3D rows (y, z) of the maps ny, nz: sd holds f. */
+__kernel void edt_rows3(__global const int *ny, __global const int *nz, __global float *dist,
+                        __global long *nearest, int want_nearest, int w, int h, uint rows,
+                        double hx, double hy, double hz, __local double *bmin,
+                        __local double *smin, __local double *sd, __local uchar *cnt,
+                        __local uchar *stk)
+{
+    rows_body(ny, nz, dist, nearest, want_nearest, w, h, rows, hx, hy, hz, bmin, smin,
+              (__local int *)sd, sd, cnt, stk, 1);
+}
+
+/* ---- pass B (3D, along y), one work-group per tile of columns ------------ */
+/*
+ * One work-group per tile of TX consecutive columns (x0 .. x0+TX-1) of a slice z: the TX lines
+ * of h pixels along y are solved together with the banded envelopes of pass C (is3 mode: f
+ * stored as double), each line with its own local area of line_bytes (f, band minima,
+ * superband minima, counts, stacks, laid out as for the rows). Loads and stores touch TX
+ * consecutive words of an image row at a time. A line's f is its column's squared z distance
+ * ((z - sz) * hz)^2, and each pixel y takes a site p minimising f[p] + ((y - p) * hy)^2, the
+ * expression of the CPU's pass B; pass C forms tz^2 + ty^2 from the chosen site with the same
+ * operations in the same order, so any minimiser (ties) gives pass C the same value.
+ */
+#define CB_SF(j) ((__local double *)(sm + (size_t)(j) * (size_t)line_bytes))
+#define CB_BMIN(j) (CB_SF(j) + H + NB)
+#define CB_SMIN(j) (CB_BMIN(j) + NB)
+#define CB_CNT(j) ((__local uchar *)(CB_SMIN(j) + NSB))
+#define CB_STK(j) (CB_CNT(j) + NB)
+__kernel void edt_cols(__global const int *nz, __global int *ny2, __global int *nz2, int w, int h,
+                       int d, int TX, int line_bytes, double hy, double hz,
+                       __local double *arena)
+{
+    const int H = h, NB = (H + RB_S - 1) / RB_S, NSB = (NB + RB_SB - 1) / RB_SB;
+    const int lid = (int)get_local_id(0), lsz = (int)get_local_size(0);
+    const uint ntx = ((uint)w + (uint)TX - 1) / (uint)TX, tiles = ntx * (uint)d;
+    const double h2 = hy * hy;
+    __local uchar *const sm = (__local uchar *)arena;
+    for (uint tile = (uint)get_group_id(0); tile < tiles; tile += (uint)get_num_groups(0)) {
+        const int z = (int)(tile / ntx), x0 = (int)(tile % ntx) * TX;
+        const int tw = min(w - x0, TX);
+        const size_t base = (size_t)z * (size_t)w * (size_t)h + (size_t)x0; /* pixel (x0, 0, z) */
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int t = lid; t < tw * H; t += lsz) {
+            const int j = t % tw, y = t / tw;
+            const int c = nz[base + (size_t)y * (size_t)w + (size_t)j];
+            double f = INFINITY;
+            if (c != NO_SITE) {
+                const double tz = (double)(z - c) * hz;
+                f = tz * tz;
+            }
+            CB_SF(j)[RB_PAD(y)] = f;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int t = lid; t < tw * NB; t += lsz) {
+            const int j = t % tw, b = t / tw;
+            const int lo = b * RB_S, hi = min(lo + RB_S, H);
+            __local double *sf = CB_SF(j);
+            double mn;
+            CB_CNT(j)[b] = (uchar)rb_build((__local const int *)sf, sf, 1, lo, hi, 0, 0.0, h2,
+                                           CB_STK(j) + b, NB, &mn);
+            CB_BMIN(j)[b] = mn;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int t = lid; t < tw * NSB; t += lsz) {
+            const int j = t % tw, sb = t / tw;
+            __local const double *bmin = CB_BMIN(j);
+            double m = INFINITY;
+            const int e = min((sb + 1) * RB_SB, NB);
+            for (int b = sb * RB_SB; b < e; ++b) m = bmin[b] < m ? bmin[b] : m;
+            CB_SMIN(j)[sb] = m;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int t = lid; t < tw * H; t += lsz) {
+            const int j = t % tw, y = t / tw;
+            __local const double *sf = CB_SF(j);
+            double best;
+            int bi;
+            rb_pixel((__local const int *)sf, sf, 1, CB_BMIN(j), CB_SMIN(j), CB_CNT(j), CB_STK(j),
+                     NB, y, 0, hy, 0.0, &best, &bi);
+            const size_t o = base + (size_t)y * (size_t)w + (size_t)j;
+            ny2[o] = bi < 0 ? NO_SITE : bi;
+            nz2[o] = bi < 0 ? NO_SITE : nz[base + (size_t)bi * (size_t)w + (size_t)j];
+        }
+    }
+}
+#undef CB_SF
+#undef CB_BMIN
+#undef CB_SMIN
+#undef CB_CNT
+#undef CB_STK
 
 /* ---- Danielsson by propagation ------------------------------------------ */
 #define NO_INDEX 0xffffffffu

@@ -13,6 +13,7 @@ enum {
 };
 #define IWPP_OCL_NTYPES 4 /* indexed by iwpp_type (U8, U16, F32; I64 unused) */
 #define IWPP_OCL_MAX_KERNELS 24
+#define IWPP_OCL_NSCRATCH 8 /* work buffers kept between calls (iwpp_ocl_scratch) */
 
 typedef struct iwpp_ocl_program {
     cl_program prog;
@@ -37,6 +38,8 @@ typedef struct iwpp_ocl {
     int has_int64_atomics;
     char name[256];
     iwpp_ocl_program progs[IWPP_OCL_NPROG][IWPP_OCL_NTYPES];
+    cl_mem scratch[IWPP_OCL_NSCRATCH];
+    size_t scratch_bytes[IWPP_OCL_NSCRATCH];
 } iwpp_ocl;
 
 static inline iwpp_ocl *iwpp_ocl_state(iwpp_context *ctx) { return (iwpp_ocl *)ctx->backend_state; }
@@ -50,6 +53,10 @@ iwpp_status iwpp_ocl_fail(iwpp_context *ctx, cl_int err, const char *what);
 cl_int iwpp_ocl_run1d(iwpp_ocl *s, cl_kernel k, size_t n, size_t local);
 /** Allocate a device buffer of @p bytes; ENOMEM with the size in the message. */
 iwpp_status iwpp_ocl_alloc(iwpp_context *ctx, size_t bytes, const char *what, cl_mem *out);
+/** Work buffer @p slot (0 <= slot < IWPP_OCL_NSCRATCH) of at least @p bytes, kept between calls
+ *  and grown when too small; released with the context (not by the caller). */
+iwpp_status iwpp_ocl_scratch(iwpp_context *ctx, int slot, size_t bytes, const char *what,
+                             cl_mem *out);
 /** Release a cl_mem (NULL-safe). */
 void iwpp_ocl_release(iwpp_ocl *s, cl_mem m);
 /** Work-group size for kernel @p k: a multiple of its preferred multiple, at most @p want. */

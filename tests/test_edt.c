@@ -199,6 +199,16 @@ static void test_random_3d(void **state)
     assert_int_equal(random_cases(200, sizes, sizeof sizes / sizeof sizes[0]), 0);
 }
 
+/* Long lines: GPU passes cut lines into segments (pass A, 128 planes) and rows into bands and
+ * superbands (pass C, 32 and 1024 pixels; in 3D pass B too, along y, in tiles of columns);
+ * these cross those boundaries. */
+static void test_long_lines(void **state)
+{
+    (void)state;
+    static const odims sizes[] = {{1100, 3, 1}, {7, 300, 1}, {5, 4, 260}, {3, 1100, 2}, {40, 70, 3}};
+    assert_int_equal(random_cases(700, sizes, sizeof sizes / sizeof sizes[0]), 0);
+}
+
 static void test_non_dyadic_spacing(void **state)
 {
     (void)state;
@@ -336,6 +346,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_random_2d),  cmocka_unit_test(test_random_3d),
         cmocka_unit_test(test_non_dyadic_spacing), cmocka_unit_test(test_degenerate),
         cmocka_unit_test(test_strided),    cmocka_unit_test(test_shapes),
+        cmocka_unit_test(test_long_lines),
     };
     int failed = HARNESS_RUN("edt", tests);
     harness_fini();
