@@ -37,11 +37,11 @@ stamp "bench: reconstruction + EDT, 4096/8192, cpu t1/t16, cuda variants, opencl
 timeout 150 "$B/bench/iwpp_bench" --ops rec-dil,edt-exact,edt-dan --sizes 4096,8192 --types u8 --conn 4,8 \
   --backends cpu,cuda,opencl --threads 16 --variants ml,atomic,pf,mp --ocl-variants ml \
   --reps 5 --budget 10 --dump /tmp/dump --csv "$OUT/bench_final.csv"
-stamp "bench: CPU tiled OpenMP tile size 512 and 1024 (8192^2)"
-for t in 512 1024; do
-  timeout 40 "$B/bench/iwpp_bench" --ops rec-dil --sizes 8192 --types u8 --conn 8 --backends cpu \
-    --threads 16 --tile $t --reps 5 --budget 8 --csv "$OUT/bench_tile$t.csv" | tail -4
-done
+stamp "cpu_probe: how the 16 cores scale (compute, L2, DRAM)"
+timeout 60 "$B/bench/cpu_probe" 16
+stamp "bench: CPU scaling, reconstruction 8-conn and exact EDT, 1..16 threads"
+timeout 150 "$B/bench/iwpp_bench" --ops rec-dil,edt-exact --sizes 4096,8192 --types u8 --conn 8 --backends cpu \
+  --threads 1,2,4,8,16 --reps 7 --budget 8 --csv "$OUT/bench_cpu_scaling.csv" | grep -v "^#"
 stamp "compare (OpenCV, SciPy, CuPy; scikit-image up to 4096)"
 timeout 90 python3 "$ROOT/bench/compare.py" --dir /tmp/dump --csv "$OUT/bench_final.csv" --threads 16 \
   --reps 2 --budget 10 --skimage-max 4096 --out "$OUT/compare_final.csv" 2>&1 | tail -40

@@ -12,6 +12,13 @@
 #include <stdint.h>
 #include <float.h>
 
+/* Pinned staging of large transfers (device.cu): buffers, defaults (env overrides there; the
+ * defaults are the best of the measurements in cuda/README.md). */
+#define IWPP_CUDA_STAGE_BUFS 2
+#define IWPP_CUDA_STAGE_CHUNK_DEFAULT ((size_t)8 << 20)
+#define IWPP_CUDA_STAGE_MIN_DEFAULT ((size_t)2 << 20)
+#define IWPP_CUDA_STAGE_THREADS_DEFAULT 8 /* at most the context's threads / the cores */
+
 /* Per-context state (ctx->backend_state). One context is used by one host thread at a time;
  * every operation runs on the context's own stream. */
 struct cuda_state {
@@ -25,7 +32,17 @@ struct cuda_state {
     size_t scratch_bytes;
     unsigned long long *dctr;   /* 64 device counters */
     unsigned long long *hctr;   /* their pinned host mirror */
+    /* Pinned staging of large host<->device transfers (device.cu): IWPP_CUDA_STAGE_BUFS buffers of
+     * stage_chunk bytes, allocated on the first transfer of at least stage_min bytes, freed on
+     * close; stage_ev[i] marks the last copy that used buffer i. */
+    void *stage[IWPP_CUDA_STAGE_BUFS];
+    cudaEvent_t stage_ev[IWPP_CUDA_STAGE_BUFS];
+    size_t stage_chunk;         /* bytes per buffer */
+    size_t stage_min;           /* transfers below this go straight from/to the user's memory */
+    int stage_threads;          /* host threads packing / unpacking a chunk */
+    int stage_failed;           /* pinned allocation failed once: stay on the direct path */
 };
+
 
 #define IWPP_CUDA_NCTR 64
 

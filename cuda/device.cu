@@ -1,13 +1,17 @@
 /*
  * device.cu - CUDA backend: driver and device queries, per-context state, device buffers and
- * host<->device transfers of strided views.
+ * host<->device transfers of strided views (large ones through pinned staging buffers).
  */
 #include "common.cuh"
 
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static void stage_config(cuda_state *st);
+static void stage_release(cuda_state *st);
 
 static void put_reason(char *reason, size_t size, const char *fmt, const char *arg)
 {
@@ -162,6 +166,7 @@ extern "C" iwpp_status iwpp_cuda_open(iwpp_context *ctx)
     cuda_state *st = (cuda_state *)calloc(1, sizeof *st);
     if (!st) return iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory opening the CUDA backend");
     st->dev = ctx->device;
+    stage_config(st);
     snprintf(st->name, sizeof st->name, "CUDA device %d", st->dev);
     ctx->backend_state = st;
     cudaDeviceProp p;
@@ -191,6 +196,7 @@ extern "C" void iwpp_cuda_close(iwpp_context *ctx)
     if (!st) return;
     cudaSetDevice(st->dev);
     if (st->stream) cudaStreamSynchronize(st->stream);
+    stage_release(st);
     if (st->scratch) cudaFree(st->scratch);
     if (st->dctr) cudaFree(st->dctr);
     if (st->hctr) cudaFreeHost(st->hctr);
@@ -225,6 +231,184 @@ extern "C" void iwpp_cuda_buf_free(iwpp_context *ctx, iwpp_buf *b)
     b->ptr = NULL;
 }
 
+/* ---- transfers ----
+ *
+ * A host view is a sequence of contiguous units (the whole image, slices or rows, whichever the
+ * strides allow) that maps onto the contiguous device buffer in order. Transfers below
+ * stage_min bytes go straight from/to the user's (pageable) memory, one cudaMemcpy(2D)Async
+ * per slice. Larger ones go through the context's pinned staging buffers in chunks of
+ * stage_chunk bytes, double-buffered: while the DMA engine moves chunk k, the host packs chunk
+ * k+1 into the other buffer (upload) or unpacks chunk k-1 from it (download), with
+ * stage_threads host threads (OpenMP) splitting each chunk. An event per buffer marks the last
+ * copy that used it. Tuning (measurements only): IWPP_CUDA_STAGE_MIN (bytes, K/M suffix, "off"),
+ * IWPP_CUDA_STAGE_CHUNK, IWPP_CUDA_STAGE_THREADS, read when the context is opened. */
+
+struct host_layout {
+    char *base;
+    size_t unit;         /* bytes of one contiguous unit */
+    int64_t per_slice;   /* units per slice: h (rows) or 1 (slices / the whole image) */
+    size_t ustride;      /* bytes between the units of a slice */
+    size_t sstride;      /* bytes between slices */
+};
+
+static inline char *unit_ptr(const host_layout &L, int64_t u)
+{
+    const int64_t z = u / L.per_slice, r = u % L.per_slice;
+    return L.base + (size_t)z * L.sstride + (size_t)r * L.ustride;
+}
+
+/* Copy device-order bytes [a, b) of the view to (to_pin) or from the staging memory pin, which
+ * holds byte a at pin[0]. */
+static void copy_range(const host_layout &L, char *pin, size_t a, size_t b, int to_pin)
+{
+    int64_t u = (int64_t)(a / L.unit);
+    size_t in = a % L.unit, off = a;
+    while (off < b) {
+        size_t n = L.unit - in;
+        if (n > b - off) n = b - off;
+        char *hp = unit_ptr(L, u) + in;
+        if (to_pin)
+            memcpy(pin + (off - a), hp, n);
+        else
+            memcpy(hp, pin + (off - a), n);
+        off += n;
+        ++u;
+        in = 0;
+    }
+}
+
+/* copy_range over [a, b) split into nt parts of about equal size, one host thread each. */
+static void copy_range_par(const host_layout &L, char *pin, size_t a, size_t b, int to_pin, int nt)
+{
+    const size_t len = b - a, min_part = (size_t)256 << 10;
+    if (nt > 1 && len / (size_t)nt < min_part) nt = (int)(len / min_part);
+    if (nt <= 1) {
+        copy_range(L, pin, a, b, to_pin);
+        return;
+    }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+#endif
+    for (int t = 0; t < nt; ++t) {
+        const size_t s = a + (len * (size_t)t / (size_t)nt & ~(size_t)63);
+        const size_t e = t == nt - 1 ? b : a + (len * (size_t)(t + 1) / (size_t)nt & ~(size_t)63);
+        copy_range(L, pin + (s - a), s, e, to_pin);
+    }
+}
+
+static size_t env_bytes(const char *name, size_t dflt, size_t lo, size_t hi)
+{
+    const char *e = getenv(name);
+    if (!e || !*e) return dflt;
+    if (!strcmp(e, "off")) return hi;
+    char *end = NULL;
+    double v = strtod(e, &end);
+    if (end == e || !(v >= 0)) return dflt;
+    if (*end == 'k' || *end == 'K') v *= 1024.0;
+    if (*end == 'm' || *end == 'M') v *= 1048576.0;
+    if (*end == 'g' || *end == 'G') v *= 1073741824.0;
+    if (v < (double)lo) return lo;
+    if (v >= (double)hi) return hi;
+    return (size_t)v;
+}
+
+static void stage_config(cuda_state *st)
+{
+    st->stage_chunk = env_bytes("IWPP_CUDA_STAGE_CHUNK", IWPP_CUDA_STAGE_CHUNK_DEFAULT, 64, (size_t)1 << 30);
+    st->stage_min = env_bytes("IWPP_CUDA_STAGE_MIN", IWPP_CUDA_STAGE_MIN_DEFAULT, 0, SIZE_MAX);
+    st->stage_threads = (int)env_bytes("IWPP_CUDA_STAGE_THREADS", IWPP_CUDA_STAGE_THREADS_DEFAULT, 1, 64);
+}
+
+static void stage_release(cuda_state *st)
+{
+    for (int i = 0; i < IWPP_CUDA_STAGE_BUFS; ++i) {
+        if (st->stage_ev[i]) cudaEventDestroy(st->stage_ev[i]);
+        if (st->stage[i]) cudaFreeHost(st->stage[i]);
+        st->stage_ev[i] = NULL;
+        st->stage[i] = NULL;
+    }
+    cudaGetLastError();
+}
+
+/* The staging buffers, allocated on first use; 0 if pinned memory cannot be had (the transfer
+ * then takes the direct path, which needs none). */
+static int stage_ready(cuda_state *st)
+{
+    if (st->stage[IWPP_CUDA_STAGE_BUFS - 1]) return 1;
+    if (st->stage_failed) return 0;
+    for (int i = 0; i < IWPP_CUDA_STAGE_BUFS; ++i) {
+        void *p = NULL;
+        cudaEvent_t ev = NULL;
+        if (cudaHostAlloc(&p, st->stage_chunk, cudaHostAllocDefault) != cudaSuccess) p = NULL;
+        if (p && cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) != cudaSuccess) ev = NULL;
+        if (!p || !ev) {
+            if (p) cudaFreeHost(p);
+            stage_release(st);
+            st->stage_failed = 1;
+            return 0;
+        }
+        st->stage[i] = p;
+        st->stage_ev[i] = ev;
+    }
+    return 1;
+}
+
+/* A failure in the middle of a staged transfer: let queued copies finish (the buffers and the
+ * user's memory must not be touched after the return), then record it. */
+static iwpp_status stage_fail(iwpp_context *ctx, cudaError_t err, const char *what)
+{
+    cudaStreamSynchronize(cu_state(ctx)->stream);
+    return cu_fail(ctx, err, what);
+}
+
+#define STAGE_TRY(ctx, call, what)                                   \
+    do {                                                             \
+        cudaError_t e_ = (call);                                     \
+        if (e_ != cudaSuccess) return stage_fail((ctx), e_, (what)); \
+    } while (0)
+
+static iwpp_status transfer_staged(iwpp_context *ctx, char *dev, const host_layout &L, size_t total, int to_device,
+                                   const char *what)
+{
+    cuda_state *st = cu_state(ctx);
+    const size_t C = st->stage_chunk;
+    const size_t nch = (total + C - 1) / C;
+    int nt = st->stage_threads;
+    const int procs = iwpp_cpu_threads(ctx); /* the context's thread count, else the cores */
+    if (procs > 0 && procs < nt) nt = procs;
+    char *const *buf = (char *const *)st->stage;
+    if (to_device) {
+        for (size_t k = 0; k < nch; ++k) {
+            const int i = (int)(k % IWPP_CUDA_STAGE_BUFS);
+            const size_t a = k * C, b = a + C < total ? a + C : total;
+            if (k >= IWPP_CUDA_STAGE_BUFS) STAGE_TRY(ctx, cudaEventSynchronize(st->stage_ev[i]), what);
+            copy_range_par(L, buf[i], a, b, 1, nt);
+            STAGE_TRY(ctx, cudaMemcpyAsync(dev + a, buf[i], b - a, cudaMemcpyHostToDevice, st->stream), what);
+            STAGE_TRY(ctx, cudaEventRecord(st->stage_ev[i], st->stream), what);
+        }
+    } else {
+        for (size_t k = 0; k <= nch; ++k) {
+            /* queue the copy of chunk k, then unpack chunk k - 1 while it runs (the buffer chunk k
+             * takes was unpacked in the previous iteration) */
+            if (k < nch) {
+                const int i = (int)(k % IWPP_CUDA_STAGE_BUFS);
+                const size_t a = k * C, b = a + C < total ? a + C : total;
+                STAGE_TRY(ctx, cudaMemcpyAsync(buf[i], dev + a, b - a, cudaMemcpyDeviceToHost, st->stream), what);
+                STAGE_TRY(ctx, cudaEventRecord(st->stage_ev[i], st->stream), what);
+            }
+            if (k >= 1) {
+                const size_t j = k - 1;
+                const int i = (int)(j % IWPP_CUDA_STAGE_BUFS);
+                const size_t a = j * C, b = a + C < total ? a + C : total;
+                STAGE_TRY(ctx, cudaEventSynchronize(st->stage_ev[i]), what);
+                copy_range_par(L, buf[i], a, b, 0, nt);
+            }
+        }
+    }
+    CU_TRY(ctx, cudaStreamSynchronize(st->stream), what);
+    return IWPP_OK;
+}
+
 /* Copy between a (possibly strided) host view and a contiguous device buffer. */
 static iwpp_status transfer(iwpp_context *ctx, void *dev, const iwpp_image *im, int to_device)
 {
@@ -236,15 +420,35 @@ static iwpp_status transfer(iwpp_context *ctx, void *dev, const iwpp_image *im, 
     const int64_t sy = im->stride_y ? im->stride_y : w;
     const int64_t sz = im->stride_z ? im->stride_z : sy * h;
     const size_t row = (size_t)w * es;
+    const size_t total = row * (size_t)h * (size_t)d;
     const char *what = to_device ? "copying an image to the device" : "copying an image from the device";
     char *hbase = (char *)im->data;
     char *dbase = (char *)dev;
-    if (sy == w && (d == 1 || sz == w * h)) {
-        size_t bytes = row * (size_t)h * (size_t)d;
+    const bool contiguous = sy == w && (d == 1 || sz == w * h);
+    if (total >= st->stage_min && total > 0 && stage_ready(st)) {
+        host_layout L;
+        L.base = hbase;
+        L.sstride = (size_t)sz * es;
+        if (contiguous) {
+            L.unit = total;
+            L.per_slice = 1;
+            L.ustride = 0;
+        } else if (sy == w) {
+            L.unit = row * (size_t)h;
+            L.per_slice = 1;
+            L.ustride = 0;
+        } else {
+            L.unit = row;
+            L.per_slice = h;
+            L.ustride = (size_t)sy * es;
+        }
+        return transfer_staged(ctx, dbase, L, total, to_device, what);
+    }
+    if (contiguous) {
         if (to_device)
-            CU_TRY(ctx, cudaMemcpyAsync(dbase, hbase, bytes, cudaMemcpyHostToDevice, st->stream), what);
+            CU_TRY(ctx, cudaMemcpyAsync(dbase, hbase, total, cudaMemcpyHostToDevice, st->stream), what);
         else
-            CU_TRY(ctx, cudaMemcpyAsync(hbase, dbase, bytes, cudaMemcpyDeviceToHost, st->stream), what);
+            CU_TRY(ctx, cudaMemcpyAsync(hbase, dbase, total, cudaMemcpyDeviceToHost, st->stream), what);
     } else {
         for (int64_t z = 0; z < d; ++z) {
             char *hp = hbase + (size_t)(z * sz) * es;

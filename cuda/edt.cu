@@ -6,11 +6,13 @@
  * multiply-add is fused), so the distances equal the CPU's bit for bit:
  *   A. along the outer axis (y in 2D, z in 3D): nearest background on the line, forward and
  *      backward sweeps, one thread per (column, segment of 128), coalesced;
- *   B. (3D) along y: lower envelope of parabolas, one thread per (x, z) line;
+ *   B. (3D) along y (edt_cols): one block per tile of up to 32 columns (x) of a slice, the
+ *      banded envelopes of pass C in shared memory, one area per column; columns too tall for
+ *      shared memory (h above ~24000 on Hopper) fall back to one thread per (x, z) line;
  *   C. along x: one block per row (edt_rows): banded lower envelopes in shared memory, each pixel
  *      takes the smallest d2 over its own band and the bands beside it that can still be closer,
  *      then dist = (float)sqrt(d2) and the nearest index. Rows too wide for shared memory fall
- *      back to one thread per row, as pass B.
+ *      back to one thread per row.
  * One-thread-per-line envelopes keep their stacks (v, zn, zd) in device scratch laid out
  * [element][line], so that the threads of a warp (consecutive lines) touch consecutive words;
  * lines are processed in batches that bound the scratch.
@@ -420,6 +422,84 @@ __global__ void __launch_bounds__(THREADS) edt_rows(const int32_t *__restrict__ 
     }
 }
 
+/* ---- Pass B (3D, along y), column tiles ----
+ * One block per tile of TX consecutive columns (x0 .. x0+TX-1) of one slice z: the TX lines of h
+ * pixels along y are solved together with the banded envelopes of pass C, each line with its own
+ * shared-memory area of cb_line_bytes(h) (f, band minima, superband minima, counts, stacks, as
+ * edt_rows lays them out). Loads and stores touch TX consecutive int32 of a row at a time, so a
+ * warp reads and writes whole 32-byte sectors. A line's f is its column's squared z distance
+ * ((z - sz) * hz)^2, and each pixel y takes a site p minimising f[p] + ((y - p) * hy)^2, the
+ * expression of the CPU's pass B; pass C forms tz^2 + ty^2 from the chosen site with the same
+ * operations in the same order, so any minimiser (ties) gives pass C the same value. */
+#define CB_THREADS 256
+#define CB_TARGET_SMEM (48 * 1024) /* bytes of shared memory a tile aims at (several blocks per SM) */
+
+static inline size_t cb_line_bytes(int64_t h) { return (rb_smem_bytes(h) + 15) & ~(size_t)15; }
+
+__global__ void __launch_bounds__(CB_THREADS) edt_cols(const int32_t *__restrict__ nz, int32_t *__restrict__ ny2,
+                                                       int32_t *__restrict__ nz2, int64_t w, int64_t h, int64_t d,
+                                                       int TX, int64_t line_bytes, double hy, double hz)
+{
+    extern __shared__ double cb_smem[];
+    const int H = (int)h, NB = (H + RB_S - 1) / RB_S, NSB = (NB + RB_SB - 1) / RB_SB;
+    const int64_t ntx = (w + TX - 1) / TX, tiles = ntx * d;
+    const double h2 = hy * hy;
+    char *const sm = (char *)cb_smem;
+#define CB_SF(j) ((double *)(sm + (int64_t)(j) * line_bytes))
+#define CB_BMIN(j) (CB_SF(j) + H + NB)
+#define CB_SMIN(j) (CB_BMIN(j) + NB)
+#define CB_CNT(j) ((unsigned char *)(CB_SMIN(j) + NSB))
+#define CB_STK(j) (CB_CNT(j) + NB)
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const int64_t z = tile / ntx, x0 = (tile % ntx) * TX;
+        const int tw = (int)(w - x0 < TX ? w - x0 : TX);
+        const int64_t base = z * w * h + x0; /* pixel (x0, 0, z) */
+        __syncthreads();
+        for (int t = threadIdx.x; t < tw * H; t += blockDim.x) {
+            const int j = t % tw, y = t / tw;
+            const int32_t c = nz[base + (int64_t)y * w + j];
+            double f = INFINITY;
+            if (c != NO_SITE) {
+                const double tz = (double)(z - c) * hz;
+                f = tz * tz;
+            }
+            CB_SF(j)[RB_PAD(y)] = f;
+        }
+        __syncthreads();
+        for (int t = threadIdx.x; t < tw * NB; t += blockDim.x) {
+            const int j = t % tw, b = t / tw;
+            const int lo = b * RB_S, hi = lo + RB_S < H ? lo + RB_S : H;
+            double mn;
+            CB_CNT(j)[b] = (unsigned char)rb_build(CB_SF(j), lo, hi, h2, CB_STK(j) + b, NB, &mn);
+            CB_BMIN(j)[b] = mn;
+        }
+        __syncthreads();
+        for (int t = threadIdx.x; t < tw * NSB; t += blockDim.x) {
+            const int j = t % tw, sb = t / tw;
+            const double *bmin = CB_BMIN(j);
+            double m = INFINITY;
+            const int e = (sb + 1) * RB_SB < NB ? (sb + 1) * RB_SB : NB;
+            for (int b = sb * RB_SB; b < e; ++b) m = bmin[b] < m ? bmin[b] : m;
+            CB_SMIN(j)[sb] = m;
+        }
+        __syncthreads();
+        for (int t = threadIdx.x; t < tw * H; t += blockDim.x) {
+            const int j = t % tw, y = t / tw;
+            double best;
+            int bi;
+            rb_pixel(CB_SF(j), CB_BMIN(j), CB_SMIN(j), CB_CNT(j), CB_STK(j), NB, y, hy, best, bi);
+            const int64_t o = base + (int64_t)y * w + j;
+            ny2[o] = bi < 0 ? NO_SITE : (int32_t)bi;
+            nz2[o] = bi < 0 ? NO_SITE : nz[base + (int64_t)bi * w + j];
+        }
+    }
+#undef CB_SF
+#undef CB_BMIN
+#undef CB_SMIN
+#undef CB_CNT
+#undef CB_STK
+}
+
 template <typename T>
 static void launch_outer(cudaStream_t s, const void *in, int64_t len, int64_t count, int32_t *sum, int32_t *out)
 {
@@ -440,6 +520,19 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
      * Hopper), else one thread per row as pass B */
     const size_t rb_bytes = rb_smem_bytes(w);
     const bool rows_fast = rb_bytes <= st->smem_optin && w < 0x7FFFFFFF;
+    /* pass B by column tiles when one line of h fits in shared memory: TX lines per tile, the
+     * largest power of two up to 32 whose tile stays within CB_TARGET_SMEM (at least 1), no wider
+     * than the image; IWPP_CUDA_EDT_COL_TILE (1..32) overrides it for measurements, 0 selects
+     * the one-thread-per-line kernel */
+    const size_t cb_line = cb_line_bytes(h);
+    const char *cb_env = getenv("IWPP_CUDA_EDT_COL_TILE"); /* "0": the one-thread-per-line pass B */
+    const int cb_want = cb_env ? atoi(cb_env) : -1;
+    const bool cols_fast = d > 1 && cb_line <= st->smem_optin && h < 0x7FFFFFFF && cb_want != 0;
+    int cb_tx = 1;
+    if (cols_fast) {
+        while (cb_tx < 32 && (size_t)(cb_tx * 2) * cb_line <= CB_TARGET_SMEM && cb_tx < w) cb_tx *= 2;
+        if (cb_want >= 1 && cb_want <= 32 && (size_t)cb_want * cb_line <= st->smem_optin) cb_tx = cb_want;
+    }
     /* site maps: ny (2D) / nz, ny2, nz2 (3D), then the envelope stacks for a batch of lines
      * (pass B's lines of h in 3D, pass C's lines of w without rows_fast) */
     /* pass A summaries (2 per segment and line) share the envelope stacks' space */
@@ -447,7 +540,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     const size_t maps_al = (maps + 255) & ~(size_t)255;
     const int64_t lines_c = h * d, lines_b = w * d;
     int64_t maxlen = 0, maxlines = 0;
-    if (d > 1) {
+    if (d > 1 && !cols_fast) {
         maxlen = h;
         maxlines = lines_b;
     }
@@ -504,6 +597,19 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         rb_grid = cu_blocks(lines_c, 1, st->sms * occ * 4);
     }
 
+    unsigned cb_grid = 1;
+    const size_t cb_bytes = (size_t)cb_tx * cb_line;
+    if (cols_fast) {
+        if (cb_bytes > 48 * 1024)
+            CU_TRY(ctx, cudaFuncSetAttribute(edt_cols, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cb_bytes),
+                   "configuring the distance transform's column kernel");
+        int occ = 0;
+        CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, edt_cols, CB_THREADS, cb_bytes),
+               "sizing the distance transform's column kernel");
+        if (occ < 1) occ = 1;
+        cb_grid = cu_blocks((w + cb_tx - 1) / cb_tx * d, 1, st->sms * occ * 4);
+    }
+
     if ((e = cu_timer_start(ctx)) != IWPP_OK) return e;
     int32_t *sum = (int32_t *)stk;
     switch (bin->type) {
@@ -514,9 +620,15 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     const int32_t *ny = m0, *nz = NULL;
     if (d > 1) {
         int32_t *ny2 = m0 + n, *nz2 = m0 + 2 * n;
-        for (int64_t l0 = 0; l0 < lines_b; l0 += L) {
-            const int64_t nl = lines_b - l0 < L ? lines_b - l0 : L;
-            edt_pass_y3<<<cu_blocks(nl, 128, 1 << 30), 128, 0, s>>>(m0, ny2, nz2, w, h, l0, nl, sp[1], sp[2], v, zn, zd);
+        if (cols_fast) {
+            edt_cols<<<cb_grid, CB_THREADS, cb_bytes, s>>>(m0, ny2, nz2, w, h, d, cb_tx, (int64_t)cb_line, sp[1],
+                                                           sp[2]);
+        } else {
+            for (int64_t l0 = 0; l0 < lines_b; l0 += L) {
+                const int64_t nl = lines_b - l0 < L ? lines_b - l0 : L;
+                edt_pass_y3<<<cu_blocks(nl, 128, 1 << 30), 128, 0, s>>>(m0, ny2, nz2, w, h, l0, nl, sp[1], sp[2], v,
+                                                                        zn, zd);
+            }
         }
         ny = ny2;
         nz = nz2;
@@ -534,8 +646,8 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         }
     }
     if ((e = cu_timer_stop(ctx)) != IWPP_OK) return e;
-    snprintf(ctx->stats.variant, sizeof ctx->stats.variant,
-             rows_fast ? "edt-exact-separable/banded-rows" : "edt-exact-separable");
+    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-exact-separable%s%s",
+             rows_fast ? "/banded-rows" : "", cols_fast ? "/banded-cols" : "");
     ctx->stats.rounds = d > 1 ? 3 : (h > 1 ? 2 : 1);
     return IWPP_OK;
 }
