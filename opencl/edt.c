@@ -4,8 +4,9 @@
  * precision, so the device needs cl_khr_fp64), with the passes of cuda/edt.cu:
  * pass A in segments (2 kernels), pass B (3D) one work-group per tile of
  * columns in local memory, pass C one work-group per row in local memory
- * (1 kernel each); lines too long for local memory fall back to one work-item
- * per line (pass C on transposed planes). 2D: 3 kernels and one
+ * (1 kernel each); rows too wide for local memory: the banded method with its
+ * band tables in global memory (2 kernels, a row over several work-groups);
+ * columns too tall: one work-item per column. 2D: 3 or 4 kernels and one
  * clFinish per call; work buffers are kept between calls (iwpp_ocl_scratch).
  * Danielsson: IWPP propagation of 32-bit nearest-background indices, one
  * host-driven round per wave.
@@ -53,6 +54,9 @@ static cl_int transpose(iwpp_ocl *s, cl_kernel k, cl_mem in, cl_mem out, cl_int 
 /* Work buffers: kept between calls (iwpp_ocl_scratch) unless IWPP_OCL_EDT_FRESH=1 asks for fresh
  * ones (to measure what allocating them costs); fresh ones are released by the caller via *own. */
 enum { W_SITES, W_SEG, W_NY2, W_NZ2, W_STACK, W_TMAP, W_TNEAR };
+/* The wide-row pass uses the slots of the one-work-item-per-row fallback for its band tables. */
+enum { W_WSTK = W_STACK, W_WMIN = W_TMAP, W_WCNT = W_TNEAR };
+#define WB_BANDS 64 /* bands per work-group of edt_wide_build: as in edt.cl */
 static iwpp_status work_buf(iwpp_context *ctx, int fresh, int slot, size_t bytes, const char *what,
                             cl_mem *out, cl_mem *own)
 {
@@ -69,7 +73,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     const cl_int w = (cl_int)bin->w, h = (cl_int)bin->h, d = (cl_int)bin->d;
     const size_t n = (size_t)iwpp_buf_count(bin);
     const int is3 = d > 1;
-    cl_kernel k_a1, k_a2, k_rows, k_cols, k_env, k_tr, k_untr32, k_untr64;
+    cl_kernel k_a1, k_a2, k_rows, k_cols, k_env, k_tr, k_untr32, k_untr64, k_wb, k_wq;
     iwpp_status rs;
     if ((rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_pass_a1", &k_a1)) ||
         (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_pass_a2", &k_a2)) ||
@@ -79,21 +83,36 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_envelope", &k_env)) ||
         (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_transpose32", &k_tr)) ||
         (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_untranspose32", &k_untr32)) ||
-        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_untranspose64", &k_untr64)))
+        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_untranspose64", &k_untr64)) ||
+        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_wide_build", &k_wb)) ||
+        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_wide_query", &k_wq)))
         return rs;
     const char *ev = getenv("IWPP_OCL_EDT_FRESH");
     const int fresh = ev && atoi(ev) == 1;
 
     /* Pass C one work-group per row when the row's working set fits in local memory (2D: rows of
-     * up to ~9000 pixels in 48 KiB, 3D: ~5000); else one work-item per row on transposed planes.
-     * IWPP_OCL_EDT_ROWS=serial forces the latter (to test it on small images). */
+     * up to ~9000 pixels in 48 KiB, 3D: ~5000); else the same banded method with the band tables
+     * in global memory and a row split over several work-groups (edt_wide_build/_query); one
+     * work-item per row on transposed planes only where the wide kernels' fixed group of
+     * WB_BANDS work-items is not available. IWPP_OCL_EDT_ROWS=serial|wide forces one of the
+     * latter; IWPP_OCL_EDT_LOCAL_MEM=N takes N bytes as the local memory that rows and column
+     * tiles must fit in (both knobs exist to test these paths on small images). */
+    cl_ulong lmem = s->local_mem;
+    ev = getenv("IWPP_OCL_EDT_LOCAL_MEM");
+    if (ev && atol(ev) > 0 && (cl_ulong)atol(ev) < lmem) lmem = (cl_ulong)atol(ev);
     const size_t nb = ((size_t)w + RB_S - 1) / RB_S, nsb = (nb + RB_SB - 1) / RB_SB;
     const size_t lm_min = nb * sizeof(cl_double), lm_smin = nsb * sizeof(cl_double),
                  lm_f = (size_t)RB_PAD((size_t)w) * (is3 ? sizeof(cl_double) : sizeof(cl_int)),
                  lm_cnt = nb, lm_stk = nb * RB_S;
     ev = getenv("IWPP_OCL_EDT_ROWS");
-    const int rows_fast = !(ev && strcmp(ev, "serial") == 0) &&
-                          (cl_ulong)(lm_min + lm_smin + lm_f + lm_cnt + lm_stk) + 64 <= s->local_mem;
+    const int force_serial = ev && strcmp(ev, "serial") == 0, force_wide = ev && strcmp(ev, "wide") == 0;
+    const size_t wb_lf = (size_t)RB_PAD((size_t)(WB_BANDS * RB_S)) * sizeof(cl_double),
+                 wb_lst = (size_t)WB_BANDS * RB_S, wb_lmin = (size_t)WB_BANDS * sizeof(cl_double);
+    const int wide_ok = (cl_ulong)(wb_lf + wb_lst + wb_lmin) + 64 <= s->local_mem &&
+                        iwpp_ocl_group_size(s, k_wb, WB_BANDS) == WB_BANDS;
+    const int rows_fast = !force_serial && !force_wide &&
+                          (cl_ulong)(lm_min + lm_smin + lm_f + lm_cnt + lm_stk) + 64 <= lmem;
+    const int rows_wide = !rows_fast && !force_serial && wide_ok;
 
     /* Pass B (3D) one work-group per tile of TX columns when a column's working set (line bytes,
      * as the rows') fits in local memory, TX a power of two up to 32 with the tile within 48 KiB
@@ -104,10 +123,10 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
                             15) & ~(size_t)15;
     ev = getenv("IWPP_OCL_EDT_COLS");
     const int cols_fast = is3 && !(ev && strcmp(ev, "serial") == 0) &&
-                          (cl_ulong)cb_line + 64 <= s->local_mem;
+                          (cl_ulong)cb_line + 64 <= lmem;
     cl_int cb_tx = 1;
     if (cols_fast) {
-        const size_t target = s->local_mem < 48 * 1024 + 64 ? (size_t)s->local_mem - 64 : 48 * 1024;
+        const size_t target = lmem < 48 * 1024 + 64 ? (size_t)lmem - 64 : 48 * 1024;
         while (cb_tx < 32 && (size_t)(cb_tx * 2) * cb_line <= target && cb_tx < w) cb_tx *= 2;
     }
 
@@ -128,11 +147,21 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
                 (rs = work_buf(ctx, fresh, W_NZ2, n * 4, "the distance transform's z-site map",
                                &nz2, &own[3]))))
         goto done;
-    if (((is3 && !cols_fast) || !rows_fast) && (rs = work_buf(ctx, fresh, W_STACK, n * 4,
+    const size_t rows_n = (size_t)h * (size_t)d;
+    cl_mem wcnt = NULL, wstk = NULL, wmin = NULL;
+    if (rows_wide &&
+        ((rs = work_buf(ctx, fresh, W_WSTK, rows_n * nb * RB_S, "the distance transform's band stacks",
+                        &wstk, &own[4])) ||
+         (rs = work_buf(ctx, fresh, W_WMIN, rows_n * (nb + nsb) * sizeof(cl_double),
+                        "the distance transform's band minima", &wmin, &own[5])) ||
+         (rs = work_buf(ctx, fresh, W_WCNT, rows_n * nb, "the distance transform's band counts",
+                        &wcnt, &own[6]))))
+        goto done;
+    if (((is3 && !cols_fast) || (!rows_fast && !rows_wide)) && (rs = work_buf(ctx, fresh, W_STACK, n * 4,
                                               "the distance transform's envelope scratch", &v,
                                               &own[4])))
         goto done;
-    if (!rows_fast) {
+    if (!rows_fast && !rows_wide) {
         if ((rs = work_buf(ctx, fresh, W_TMAP, n * 4, "the distance transform's transposed map",
                            &tmap, &own[5])))
             goto done;
@@ -237,6 +266,52 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         IWPP_KLOCAL(s, k_rows, a++, lm_cnt);
         IWPP_KLOCAL(s, k_rows, a++, lm_stk);
         if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_rows, groups * lsz, lsz);
+    } else if (rows_wide) {
+        /* pass C, band tables in global memory: build (WB_BANDS bands per group), then query
+         * (one work-item per pixel, a row over several groups) */
+        const cl_int c3 = is3;
+        const size_t gpr = (nb + WB_BANDS - 1) / WB_BANDS;
+        size_t groups = (size_t)s->compute_units * 256;
+        if (groups > rows * gpr) groups = rows * gpr;
+        int a = 0;
+        IWPP_KARG(s, k_wb, a++, ny);
+        IWPP_KARG(s, k_wb, a++, nz);
+        IWPP_KARG(s, k_wb, a++, wcnt);
+        IWPP_KARG(s, k_wb, a++, wstk);
+        IWPP_KARG(s, k_wb, a++, wmin);
+        IWPP_KARG(s, k_wb, a++, w);
+        IWPP_KARG(s, k_wb, a++, h);
+        IWPP_KARG(s, k_wb, a++, rows);
+        IWPP_KARG(s, k_wb, a++, hx);
+        IWPP_KARG(s, k_wb, a++, hy);
+        IWPP_KARG(s, k_wb, a++, hz);
+        IWPP_KARG(s, k_wb, a++, c3);
+        IWPP_KLOCAL(s, k_wb, a++, wb_lf);
+        IWPP_KLOCAL(s, k_wb, a++, wb_lst);
+        IWPP_KLOCAL(s, k_wb, a++, wb_lmin);
+        if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_wb, groups * WB_BANDS, WB_BANDS);
+        size_t want_q = s->is_gpu ? 256 : 64;
+        ev = getenv("IWPP_OCL_EDT_WIDE_THREADS");
+        if (ev && atoi(ev) > 0) want_q = (size_t)atoi(ev);
+        const size_t lq = iwpp_ocl_group_size(s, k_wq, want_q);
+        const size_t qpr = ((size_t)w + lq - 1) / lq;
+        a = 0;
+        IWPP_KARG(s, k_wq, a++, ny);
+        IWPP_KARG(s, k_wq, a++, nz);
+        IWPP_KARG(s, k_wq, a++, wcnt);
+        IWPP_KARG(s, k_wq, a++, wstk);
+        IWPP_KARG(s, k_wq, a++, wmin);
+        IWPP_KARG(s, k_wq, a++, md);
+        IWPP_KARG(s, k_wq, a++, mn);
+        IWPP_KARG(s, k_wq, a++, want);
+        IWPP_KARG(s, k_wq, a++, w);
+        IWPP_KARG(s, k_wq, a++, h);
+        IWPP_KARG(s, k_wq, a++, rows);
+        IWPP_KARG(s, k_wq, a++, hx);
+        IWPP_KARG(s, k_wq, a++, hy);
+        IWPP_KARG(s, k_wq, a++, hz);
+        IWPP_KARG(s, k_wq, a++, c3);
+        if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_wq, (size_t)rows * qpr * lq, lq);
     } else {
         /* pass C along x on transposed planes ([z][x][y]), so that neighbouring work-items
          * (neighbouring rows y) read and write neighbouring addresses; the same operations in
@@ -273,7 +348,8 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         goto done;
     }
     snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-edt-exact-separable%s%s",
-             rows_fast ? "/banded-rows" : "", cols_fast ? "/banded-cols" : "");
+             rows_fast ? "/banded-rows" : (rows_wide ? "/banded-wide-rows" : ""),
+             cols_fast ? "/banded-cols" : "");
     ctx->stats.pixels_visited = 0;
     ctx->stats.rounds = is3 ? 3 : (h > 1 ? 2 : 1);
 done:

@@ -16,9 +16,11 @@
  *   C. along x: one work-group per row (edt_rows2 in 2D, edt_rows3 in 3D): banded lower
  *      envelopes in local memory, each pixel takes the smallest d2 over its own band and the
  *      bands beside it that can still hold a closer site (see the comment above rb_build).
- *      A row too wide for the device's local memory falls back to one work-item per row on
- *      planes transposed to [z][x][y] (edt_transpose32, edt_envelope pass 3, then
- *      edt_untranspose32/64), so that neighbouring work-items read neighbouring words.
+ *      A row too wide for the device's local memory keeps the banded method with its band
+ *      tables in global memory, split over several work-groups (edt_wide_build, then
+ *      edt_wide_query: see the comment above them). Only where a 64-item group cannot run,
+ *      one work-item per row on planes transposed to [z][x][y] (edt_transpose32,
+ *      edt_envelope pass 3, then edt_untranspose32/64).
  *
  * Danielsson: IWPP propagation of nearest-background indices with a 32-bit
  * compare-and-swap (edt_dan_*), rounds driven by the host.
@@ -477,6 +479,207 @@ __kernel void edt_rows3(__global const int *ny, __global const int *nz, __global
 {
     rows_body(ny, nz, dist, nearest, want_nearest, w, h, rows, hx, hy, hz, bmin, smin,
               (__local int *)sd, sd, cnt, stk, 1);
+}
+
+/* ---- pass C for rows too wide for local memory --------------------------- */
+/*
+ * The banded method of rows_body with the band tables in global memory, a row split over
+ * several work-groups and two kernels:
+ *   edt_wide_build: one work-group of WB_BANDS work-items per WB_BANDS consecutive bands of a
+ *     row; the group's f values go to local memory (coalesced loads), each work-item builds its
+ *     band's envelope exactly as rb_build does (absolute positions, so the same intersection
+ *     arithmetic), then the group writes the band's site count, stack (offsets within the band)
+ *     and smallest f, and the smallest f of each of its superbands (WB_BANDS is a multiple of
+ *     RB_SB, so a superband never straddles two groups);
+ *   edt_wide_query: one work-item per pixel, rb_pixel's scan over its own band and the bands
+ *     beside it that can still hold a closer site, reading f from the site maps (re-formed with
+ *     the operations rows_body uses to store it, so the same value) and the band tables from
+ *     global memory.
+ * Tables of row r (NB bands, NSB superbands): wcnt[r*NB + b], wstk[(r*NB + b)*RB_S + k],
+ * wmin[r*NB + b], and the superband minima at wmin[rows*NB + r*NSB + s].
+ */
+#define WB_BANDS 64
+
+__kernel void edt_wide_build(__global const int *ny, __global const int *nz, __global uchar *wcnt,
+                             __global uchar *wstk, __global double *wmin, int w, int h, uint rows,
+                             double hx, double hy, double hz, int is3, __local double *lf,
+                             __local uchar *lst, __local double *lmin)
+{
+    const int W = w, NB = (W + RB_S - 1) / RB_S, NSB = (NB + RB_SB - 1) / RB_SB;
+    const int gpr = (NB + WB_BANDS - 1) / WB_BANDS;
+    const int lid = (int)get_local_id(0);
+    const double h2 = hx * hx;
+    __local int *li = (__local int *)lf;
+    __local double *ld = lf;
+    const ulong items = (ulong)rows * (ulong)gpr;
+    for (ulong t = get_group_id(0); t < items; t += get_num_groups(0)) {
+        const uint row = (uint)(t / (ulong)gpr);
+        const int chunk = (int)(t % (ulong)gpr);
+        const int b0 = chunk * WB_BANDS, x0 = b0 * RB_S, x1 = min(x0 + WB_BANDS * RB_S, W);
+        const size_t base = (size_t)row * (size_t)W;
+        const int y = (int)(row % (uint)h), z = (int)(row / (uint)h);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int x = x0 + lid; x < x1; x += WB_BANDS) {
+            const int cy = ny[base + x];
+            if (is3) {
+                double f = INFINITY;
+                if (cy != NO_SITE) {
+                    const double tz = (double)(z - nz[base + x]) * hz;
+                    const double ty = (double)(y - cy) * hy;
+                    f = tz * tz + ty * ty;
+                }
+                ld[RB_PAD(x - x0)] = f;
+            } else {
+                li[RB_PAD(x - x0)] = cy;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int b = b0 + lid;
+        int m = 0;
+        double mn = INFINITY;
+        if (b < NB) {
+            /* rb_build over absolute positions lo .. hi-1, f read at local index q - x0 */
+            const int lo = b * RB_S, hi = min(lo + RB_S, W);
+            __local uchar *st = lst + lid;
+            int k = -1;
+            for (int q = lo; q < hi; ++q) {
+                const double fq = rb_f(li, ld, is3, q - x0, y, hy);
+                if (fq == INFINITY) continue;
+                mn = fq < mn ? fq : mn;
+                while (k >= 1) {
+                    const int p = lo + st[k * WB_BANDS], pp = lo + st[(k - 1) * WB_BANDS];
+                    const double fp = rb_f(li, ld, is3, p - x0, y, hy);
+                    const double fpp = rb_f(li, ld, is3, pp - x0, y, hy);
+                    const double num = (fq - fp) + h2 * (double)((long)(q - p) * (long)(q + p));
+                    const double den = 2.0 * h2 * (double)(q - p);
+                    const double zn = (fp - fpp) + h2 * (double)((long)(p - pp) * (long)(p + pp));
+                    const double zd = 2.0 * h2 * (double)(p - pp);
+                    if (num * zd > zn * den) break;
+                    --k;
+                }
+                ++k;
+                st[k * WB_BANDS] = (uchar)(q - lo);
+            }
+            m = k + 1;
+            const size_t gb = (size_t)row * (size_t)NB + (size_t)b;
+            wcnt[gb] = (uchar)m;
+            wmin[gb] = mn;
+        }
+        lmin[lid] = mn;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* stacks out, RB_S bytes per band, consecutive work-items on consecutive bytes */
+        const int nbh = min(WB_BANDS, NB - b0);
+        __global uchar *gst = wstk + ((size_t)row * (size_t)NB + (size_t)b0) * RB_S;
+        for (int i = lid; i < nbh * RB_S; i += WB_BANDS)
+            gst[i] = lst[(i % RB_S) * WB_BANDS + i / RB_S];
+        if (lid < WB_BANDS / RB_SB) {
+            const int sb = b0 / RB_SB + lid;
+            if (sb < NSB) {
+                double sm = INFINITY;
+                for (int j = lid * RB_SB; j < (lid + 1) * RB_SB; ++j)
+                    sm = lmin[j] < sm ? lmin[j] : sm;
+                wmin[(size_t)rows * (size_t)NB + (size_t)row * (size_t)NSB + (size_t)sb] = sm;
+            }
+        }
+    }
+}
+
+/* f of column p of the row at `base` (rows_body's stored value, re-formed). */
+inline double wq_f(__global const int *ny, __global const int *nz, const int is3, size_t base,
+                   int p, int y, int z, double hy, double hz)
+{
+    const int cy = ny[base + p];
+    if (cy == NO_SITE) return INFINITY;
+    const double ty = (double)(y - cy) * hy;
+    if (is3) {
+        const double tz = (double)(z - nz[base + p]) * hz;
+        return tz * tz + ty * ty;
+    }
+    return ty * ty;
+}
+
+inline void wq_band(__global const int *ny, __global const int *nz, const int is3, size_t base,
+                    __global const uchar *wcnt, __global const uchar *wstk, size_t rb, int b,
+                    int x, int y, int z, double hx, double hy, double hz, double *best, int *bi)
+{
+    const int m = wcnt[rb + (size_t)b];
+    if (m == 0) return;
+    __global const uchar *st = wstk + (rb + (size_t)b) * RB_S;
+    const int lo = b * RB_S;
+    int a = 0, c = m - 1;
+    while (a < c) {
+        const int mid = (a + c) >> 1;
+        const int p0 = lo + st[mid], p1 = lo + st[mid + 1];
+        const double t0 = (double)(x - p0) * hx, t1 = (double)(x - p1) * hx;
+        const double g0 = wq_f(ny, nz, is3, base, p0, y, z, hy, hz) + t0 * t0;
+        const double g1 = wq_f(ny, nz, is3, base, p1, y, z, hy, hz) + t1 * t1;
+        if (g1 < g0)
+            a = mid + 1;
+        else
+            c = mid;
+    }
+    const int p = lo + st[a];
+    const double t = (double)(x - p) * hx;
+    const double g = wq_f(ny, nz, is3, base, p, y, z, hy, hz) + t * t;
+    if (g < *best) {
+        *best = g;
+        *bi = p;
+    }
+}
+
+__kernel void edt_wide_query(__global const int *ny, __global const int *nz,
+                             __global const uchar *wcnt, __global const uchar *wstk,
+                             __global const double *wmin, __global float *dist,
+                             __global long *nearest, int want_nearest, int w, int h, uint rows,
+                             double hx, double hy, double hz, int is3)
+{
+    const int W = w, NB = (W + RB_S - 1) / RB_S, NSB = (NB + RB_SB - 1) / RB_SB;
+    const int lsz = (int)get_local_size(0), gpr = (W + lsz - 1) / lsz;
+    const uint row = (uint)(get_group_id(0) / (size_t)gpr);
+    const int x = (int)(get_group_id(0) % (size_t)gpr) * lsz + (int)get_local_id(0);
+    if (row >= rows || x >= W) return;
+    const size_t base = (size_t)row * (size_t)W, rb = (size_t)row * (size_t)NB;
+    __global const double *bmin = wmin + rb;
+    __global const double *smin = wmin + (size_t)rows * (size_t)NB + (size_t)row * (size_t)NSB;
+    const int y = (int)(row % (uint)h), z = (int)(row / (uint)h);
+    double best = INFINITY;
+    int bi = -1;
+    const int b0 = x / RB_S;
+    wq_band(ny, nz, is3, base, wcnt, wstk, rb, b0, x, y, z, hx, hy, hz, &best, &bi);
+    for (int b = b0 - 1; b >= 0;) {
+        const double t = (double)(x - (b * RB_S + RB_S - 1)) * hx;
+        const double t2 = t * t;
+        if (!(t2 < best)) break;
+        if ((b % RB_SB) == RB_SB - 1 && !(smin[b / RB_SB] + t2 < best)) {
+            b -= RB_SB;
+            continue;
+        }
+        if (bmin[b] + t2 < best)
+            wq_band(ny, nz, is3, base, wcnt, wstk, rb, b, x, y, z, hx, hy, hz, &best, &bi);
+        --b;
+    }
+    for (int b = b0 + 1; b < NB;) {
+        const double t = (double)(b * RB_S - x) * hx;
+        const double t2 = t * t;
+        if (!(t2 < best)) break;
+        if ((b % RB_SB) == 0 && !(smin[b / RB_SB] + t2 < best)) {
+            b += RB_SB;
+            continue;
+        }
+        if (bmin[b] + t2 < best)
+            wq_band(ny, nz, is3, base, wcnt, wstk, rb, b, x, y, z, hx, hy, hz, &best, &bi);
+        ++b;
+    }
+    dist[base + x] = (float)sqrt(best);
+    if (want_nearest) {
+        if (bi < 0) {
+            nearest[base + x] = -1;
+        } else {
+            const long sy = (long)ny[base + bi];
+            const long sz = is3 ? (long)nz[base + bi] : 0;
+            nearest[base + x] = (long)bi + (long)W * (sy + (long)h * sz);
+        }
+    }
 }
 
 /* ---- pass B (3D, along y), one work-group per tile of columns ------------ */

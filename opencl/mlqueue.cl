@@ -34,15 +34,25 @@ inline uint wg_scan_excl(uint v, __local uint *tmp)
     return incl - v;
 }
 
-/* The state of one work-group's queue (all fields in local memory). */
+/*
+ * mlq_push (collective): each work-item with items reserves its room in the local queue with
+ * one local atomic_add; a work-item whose items do not all fit writes them straight to the
+ * global out queue (room reserved with a local atomic on out_n) and records where the local
+ * queue's valid part ends. Two barriers per call (a work-group prefix sum of the counts took
+ * 2 log2(L) + 5, and most rounds of a tissue-like propagation hold few items, so those
+ * barriers were the cost). Afterwards the local queue is flushed when it is more than half
+ * full (a uniform decision: every work-item reads bq_n after the barrier).
+ * (One call site per kernel: PoCL 5 gave wrong results with two barrier-holding queue
+ * variants in the two branches of a uniform if.)
+ */
 typedef struct mlq_state {
-    uint bq_n;  /* items in the local queue */
-    uint out_n; /* items written (or attempted) to the global out queue */
+    uint bq_n;    /* items reserved in the local queue (may pass bq_cap) */
+    uint bq_end;  /* the smallest start of a reservation that did not fit */
+    uint out_n;   /* items written (or attempted) to the global out queue */
 } mlq_state;
 
-/* Copy the local queue to the global out queue (collective). */
-inline void mlq_flush(__local mlq_state *st, __local const uint *bq, __global uint *out_q, uint cap,
-                      __global volatile uint *overflow)
+inline void mlq_flush(__local mlq_state *st, __local const uint *bq, __global uint *out_q,
+                       uint cap, __global volatile uint *overflow)
 {
     uint lid = (uint)get_local_id(0), L = (uint)get_local_size(0);
     uint n = st->bq_n, o = st->out_n;
@@ -61,34 +71,30 @@ inline void mlq_flush(__local mlq_state *st, __local const uint *bq, __global ui
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-/* Append each work-item's private items tq[i * L + lid], i < tn (collective):
- * through the local queue when they fit, else straight to the global queue. */
-inline void mlq_push(__local mlq_state *st, __local uint *bq, uint bq_cap, __local uint *scan,
-                     __local const uint *tq, uint tn, __global uint *out_q, uint cap,
-                     __global volatile uint *overflow)
+inline void mlq_push(__local mlq_state *st, __local uint *bq, uint bq_cap, __local const uint *tq,
+                      uint tn, __global uint *out_q, uint cap, __global volatile uint *overflow)
 {
     uint lid = (uint)get_local_id(0), L = (uint)get_local_size(0);
-    uint off = wg_scan_excl(tn, scan);
-    uint total = scan[L];
-    if (st->bq_n + total > bq_cap) mlq_flush(st, bq, out_q, cap, overflow);
-    if (total > bq_cap) {
-        uint o = st->out_n + off;
-        for (uint i = 0; i < tn; ++i) {
-            if (o + i < cap)
-                out_q[o + i] = tq[i * L + lid];
-            else
-                *overflow = 1u;
+    if (tn > 0) {
+        uint o = atomic_add(&st->bq_n, tn);
+        if (o + tn <= bq_cap) {
+            for (uint i = 0; i < tn; ++i) bq[o + i] = tq[i * L + lid];
+        } else {
+            atomic_min(&st->bq_end, o);
+            uint g = atomic_add(&st->out_n, tn);
+            for (uint i = 0; i < tn; ++i) {
+                if (g + i < cap)
+                    out_q[g + i] = tq[i * L + lid];
+                else
+                    *overflow = 1u;
+            }
         }
-    } else {
-        uint o = st->bq_n + off;
-        for (uint i = 0; i < tn; ++i) bq[o + i] = tq[i * L + lid];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {
-        if (total > bq_cap)
-            st->out_n += total;
-        else
-            st->bq_n += total;
+        st->bq_n = min(st->bq_n, st->bq_end);
+        st->bq_end = 0xffffffffu;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+    if (st->bq_n > bq_cap / 2) mlq_flush(st, bq, out_q, cap, overflow);
 }

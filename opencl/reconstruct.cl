@@ -204,9 +204,10 @@ __kernel void rec_seed(__global const uint *J, __global const pix_t *I, uint inv
  * queued items are the next round's input. tq: K * noffs entries per
  * work-item (the private queues, in local memory). gq holds two halves (in/out) of
  * cap items per group. gstats[2g] = items taken, gstats[2g+1] = rounds.
- * variant: VARIANT_MULTILEVEL (private + local + global queue),
- * VARIANT_PREFIXSUM (K = 1: local prefix sum per item), VARIANT_ATOMIC (one
- * global atomic per queued item).
+ * variant: VARIANT_MULTILEVEL (private + local + global queue, the private
+ * queues moved into the local one with a local atomic per work-item: mlq_push),
+ * VARIANT_PREFIXSUM (the same with K = 1: the local queue updated after every
+ * item), VARIANT_ATOMIC (one global atomic per queued item).
  */
 __kernel void rec_queue(__global uint *J, __global const pix_t *I, uint inv, int w, int h, int d,
                         __constant int4 *offs, int noffs, __global const uint *seeds,
@@ -231,6 +232,7 @@ __kernel void rec_queue(__global uint *J, __global const pix_t *I, uint inv, int
         if (lid == 0) {
             st.bq_n = 0;
             st.out_n = 0;
+            st.bq_end = 0xffffffffu;
             if (variant == VARIANT_ATOMIC) *acount = 0u;
         }
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
@@ -266,8 +268,7 @@ __kernel void rec_queue(__global uint *J, __global const pix_t *I, uint inv, int
                     }
                 }
             }
-            if (variant != VARIANT_ATOMIC)
-                mlq_push(&st, bq, bq_cap, scan, tq, tn, out_q, cap, ovf);
+            if (variant != VARIANT_ATOMIC) mlq_push(&st, bq, bq_cap, tq, tn, out_q, cap, ovf);
         }
         if (variant != VARIANT_ATOMIC) mlq_flush(&st, bq, out_q, cap, ovf);
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);

@@ -209,6 +209,31 @@ static void test_long_lines(void **state)
     assert_int_equal(random_cases(700, sizes, sizeof sizes / sizeof sizes[0]), 0);
 }
 
+/* OpenCL pass C (and pass B) for lines too long for local memory, forced on small images:
+ * IWPP_OCL_EDT_ROWS=wide (band tables in global memory, a row over several work-groups of 64
+ * bands: 2100 and 4200 pixels cross group and superband boundaries), IWPP_OCL_EDT_LOCAL_MEM
+ * (the automatic choice under a small local memory: wide rows, and one work-item per column in
+ * 3D) and IWPP_OCL_EDT_ROWS=serial (one work-item per row). */
+static void test_wide_rows(void **state)
+{
+    (void)state;
+    if (g_backend != IWPP_BACKEND_OPENCL) skip();
+    static const odims wide[] = {{2100, 3, 1}, {4200, 2, 1}, {300, 5, 1}, {70, 4, 3}, {2200, 2, 2}};
+    static const odims small_lm[] = {{500, 6, 1}, {400, 3, 2}, {9, 300, 2}};
+    static const odims serial[] = {{300, 5, 1}, {70, 4, 3}};
+    int fails = 0;
+    setenv("IWPP_OCL_EDT_ROWS", "wide", 1);
+    fails += random_cases(800, wide, sizeof wide / sizeof wide[0]);
+    unsetenv("IWPP_OCL_EDT_ROWS");
+    setenv("IWPP_OCL_EDT_LOCAL_MEM", "1024", 1);
+    fails += random_cases(900, small_lm, sizeof small_lm / sizeof small_lm[0]);
+    unsetenv("IWPP_OCL_EDT_LOCAL_MEM");
+    setenv("IWPP_OCL_EDT_ROWS", "serial", 1);
+    fails += random_cases(1000, serial, sizeof serial / sizeof serial[0]);
+    unsetenv("IWPP_OCL_EDT_ROWS");
+    assert_int_equal(fails, 0);
+}
+
 static void test_non_dyadic_spacing(void **state)
 {
     (void)state;
@@ -346,7 +371,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_random_2d),  cmocka_unit_test(test_random_3d),
         cmocka_unit_test(test_non_dyadic_spacing), cmocka_unit_test(test_degenerate),
         cmocka_unit_test(test_strided),    cmocka_unit_test(test_shapes),
-        cmocka_unit_test(test_long_lines),
+        cmocka_unit_test(test_long_lines), cmocka_unit_test(test_wide_rows),
     };
     int failed = HARNESS_RUN("edt", tests);
     harness_fini();
