@@ -103,6 +103,12 @@ typedef struct iwpp_backend_ops {
                                      iwpp_morph_mode mode);
     /** Global minimum and maximum of a buffer. */
     iwpp_status (*minmax)(iwpp_context *ctx, const iwpp_buf *a, double *min, double *max);
+    /** Optional (may be NULL): as wrap, but for the outputs of edt (dist, nearest), which the
+     *  backend's edt then writes straight into the caller's view. A backend that sets it must
+     *  write nothing to those outputs before its edt can no longer fail (all scratch allocated
+     *  first), so that a failed call leaves them untouched. dispatch.c never passes a view
+     *  that overlaps another argument of the call. */
+    iwpp_status (*wrap_output)(iwpp_context *ctx, iwpp_buf *b, const iwpp_image *im);
 } iwpp_backend_ops;
 
 struct iwpp_context {

@@ -477,6 +477,42 @@ iwpp_status iwpp_reconstruct(iwpp_context *ctx, iwpp_image *marker_inout, const 
     return st;
 }
 
+/* Byte range [lo, hi) that a (checked) view spans. */
+static void view_span(const iwpp_image *im, uintptr_t *lo, uintptr_t *hi)
+{
+    const int64_t last = (im->depth - 1) * eff_stride_z(im) + (im->height - 1) * eff_stride_y(im) + im->width;
+    *lo = (uintptr_t)im->data;
+    *hi = *lo + (uintptr_t)last * iwpp_type_size(im->type);
+}
+
+static int views_overlap(const iwpp_image *a, const iwpp_image *b)
+{
+    if (!a || !b) return 0;
+    uintptr_t alo, ahi, blo, bhi;
+    view_span(a, &alo, &ahi);
+    view_span(b, &blo, &bhi);
+    return alo < bhi && blo < ahi;
+}
+
+/* An output of the distance transform: the caller's view itself when the backend can write it
+ * directly (wrap_output: it then writes only once it can no longer fail) and the view shares
+ * no memory with the other arguments @p o1, @p o2; else a backend buffer downloaded afterwards. */
+static iwpp_status edt_output(iwpp_bufset *s, iwpp_type type, const iwpp_image *im, const iwpp_image *o1,
+                              const iwpp_image *o2, iwpp_buf **out)
+{
+    iwpp_context *ctx = s->ctx;
+    if (ctx->ops->wrap_output && !views_overlap(im, o1) && !views_overlap(im, o2)) {
+        iwpp_buf *b = bufset_next(s, type, im);
+        if (!b) return iwpp_set_error(ctx, IWPP_EINTERNAL, "internal: too many buffers in one operation");
+        if (ctx->ops->wrap_output(ctx, b, im) == IWPP_OK) {
+            s->n++;
+            *out = b;
+            return IWPP_OK;
+        }
+    }
+    return iwpp_bufset_alloc(s, type, im, out);
+}
+
 iwpp_status iwpp_distance_transform(iwpp_context *ctx, const iwpp_image *binary, iwpp_edt_method method,
                                     const double spacing[3], iwpp_image *dist_out, iwpp_image *nearest_out)
 {
@@ -510,8 +546,10 @@ iwpp_status iwpp_distance_transform(iwpp_context *ctx, const iwpp_image *binary,
     iwpp_bufset s = {.ctx = ctx};
     iwpp_buf *in = NULL, *dist = NULL, *near = NULL;
     const iwpp_backend_ops *ops = ctx->ops;
-    if (!(st = iwpp_bufset_input(&s, binary, &in)) && !(st = iwpp_bufset_alloc(&s, IWPP_F32, binary, &dist)) &&
-        !(st = nearest_out ? iwpp_bufset_alloc(&s, IWPP_I64, binary, &near) : IWPP_OK) &&
+    /* download is a no-op for an output the backend wrote in place */
+    if (!(st = iwpp_bufset_input(&s, binary, &in)) &&
+        !(st = edt_output(&s, IWPP_F32, dist_out, binary, nearest_out, &dist)) &&
+        !(st = nearest_out ? edt_output(&s, IWPP_I64, nearest_out, binary, dist_out, &near) : IWPP_OK) &&
         !(st = ops->edt(ctx, in, method, sp, dist, near)) && !(st = ops->download(ctx, dist, dist_out)))
         st = near ? ops->download(ctx, near, nearest_out) : IWPP_OK;
     iwpp_bufset_free(&s);

@@ -146,4 +146,5 @@ const iwpp_backend_ops iwpp_cpu_backend = {
     .morph_unit = iwpp_cpu_morph_unit,
     .wrap = cpu_wrap,
     .minmax = iwpp_cpu_minmax,
+    .wrap_output = cpu_wrap, /* cpu/edt.c allocates all its scratch before its first write */
 };

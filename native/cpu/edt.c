@@ -324,6 +324,39 @@ static int scratch_alloc(scratch *S, int64_t w, int64_t h, int columns)
     return ok;
 }
 
+/* One scratch per thread, all allocated before the transform writes anything
+ * (the outputs may be the caller's own views: a failed call must leave them
+ * untouched). Returns NULL if any allocation fails. */
+static scratch *scratch_set_alloc(int nt, int64_t w, int64_t h, int columns)
+{
+    scratch *set = (scratch *)calloc((size_t)nt, sizeof(scratch));
+    if (!set) return NULL;
+    for (int t = 0; t < nt; ++t) {
+        if (!scratch_alloc(&set[t], w, h, columns)) {
+            for (int u = 0; u < t; ++u) scratch_free(&set[u]);
+            free(set);
+            return NULL;
+        }
+    }
+    return set;
+}
+
+static void scratch_set_free(scratch *set, int nt)
+{
+    if (!set) return;
+    for (int t = 0; t < nt; ++t) scratch_free(&set[t]);
+    free(set);
+}
+
+static inline int thread_index(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
 /* ---- Unit-spacing rows (hx = hy = hz = 1, every side <= UNIT_MAX_SIDE) ----
  * The same envelope in integers: every quantity of the double version is an
  * integer below 2^53 there, so the double version computes it exactly and
@@ -456,6 +489,53 @@ static int unit_run(int64_t n, const int32_t *restrict g, int64_t x, int64_t b,
     return big != 0;
 }
 
+#if defined(__SSE2__)
+/* Distances only (no sites), for a foreground run [x0, b) with walls on both
+ * sides (x0 > 0, b < n) of at most WINDOW_RUN pixels: at each x the nearest
+ * wall bounds d2 by wd^2, so only the sites s with |x - s| < wd can do better
+ * (they lie inside the run), and those are tried two at a time in doubles,
+ * where every quantity is an integer below 2^53 and therefore exact: the
+ * minimum is the very integer the envelope finds (only a tie-break between
+ * sites could differ, and no site is reported). A site without a column site
+ * (UNIT_NONE, i.e. INT32_MAX) never wins against the wall bound, which is at
+ * most (UNIT_MAX_SIDE / 2)^2. Same outputs and return value as unit_run with
+ * exact = 0. */
+#define WINDOW_RUN 48
+static int unit_window(const int32_t *restrict g, int64_t x0, int64_t b, float *restrict dst)
+{
+    int big = 0;
+    const __m128d two = _mm_set1_pd(2.0);
+    for (int64_t x = x0; x < b; ++x) {
+        const int64_t wl = x - (x0 - 1), wr = b - x, wd = wl < wr ? wl : wr;
+        int64_t s = x - wd + 1;
+        const int64_t e = x + wd;
+        const __m128d vx = _mm_set1_pd((double)x);
+        __m128d vs = _mm_set_pd((double)(s + 1), (double)s);
+        __m128d b0 = _mm_set1_pd((double)(wd * wd)), b1 = b0;
+        for (; s + 4 <= e; s += 4) {
+            const __m128d g0 = _mm_cvtepi32_pd(_mm_loadl_epi64((const __m128i *)(g + s)));
+            const __m128d g1 = _mm_cvtepi32_pd(_mm_loadl_epi64((const __m128i *)(g + s + 2)));
+            const __m128d t0 = _mm_sub_pd(vx, vs);
+            const __m128d t1 = _mm_sub_pd(t0, two);
+            b0 = _mm_min_pd(b0, _mm_add_pd(g0, _mm_mul_pd(t0, t0)));
+            b1 = _mm_min_pd(b1, _mm_add_pd(g1, _mm_mul_pd(t1, t1)));
+            vs = _mm_add_pd(vs, _mm_add_pd(two, two));
+        }
+        b0 = _mm_min_pd(b0, b1);
+        b0 = _mm_min_sd(b0, _mm_unpackhi_pd(b0, b0));
+        double best = _mm_cvtsd_f64(b0);
+        for (; s < e; ++s) {
+            const double t = (double)(x - s);
+            const double val = (double)g[s] + t * t;
+            best = val < best ? val : best;
+        }
+        dst[x] = (float)best;
+        big |= best > (double)((int64_t)1 << 24);
+    }
+    return big;
+}
+#endif
+
 /* Row envelope and distances of a row of n pixels with column values g. */
 static void unit_line(int64_t n, const int32_t *restrict g, int32_t *restrict v,
                       int64_t *restrict zn, int64_t *restrict zd, int32_t *restrict arg,
@@ -474,7 +554,14 @@ static void unit_line(int64_t n, const int32_t *restrict g, int32_t *restrict v,
         }
         /* foreground run [x, b) */
         const int64_t b = unit_scan(g, x + 1, n, 0);
-        if (unit_run(n, g, x, b, v, zn, zd, arg, dst, 0)) {
+        int big;
+#if defined(__SSE2__)
+        if (!arg && x > 0 && b < n && b - x <= WINDOW_RUN)
+            big = unit_window(g, x, b, dst);
+        else
+#endif
+            big = unit_run(n, g, x, b, v, zn, zd, arg, dst, 0);
+        if (big) {
             unit_run(n, g, x, b, v, zn, zd, arg, dst, 1);
         } else {
             /* every d2 <= 2^24 is exact in float: sqrtf gives the documented result */
@@ -575,46 +662,53 @@ static void row_output(const exact_job *J, int64_t y, int64_t z, scratch *S)
 }
 
 /* ---- 2D: pass A in horizontal bands, fused with pass C. ----
- * Step 1 (per band): forward sweep inside the band into ny (NO_SITE where no
+ * Step 1 (per band): forward sweep inside the band (NO_SITE where no
  * background lies above within the band), and the first background row of
  * every column of the band (into carry_down, temporarily).
  * Step 2 (serial, nbands x w): turn the per-band last/first rows into the
  * nearest background row above / below each band.
  * Step 3 (per band, bottom to top): backward sweep that completes each row's
- * column sites, then the row's envelope and outputs while it is hot. */
+ * column sites, then the row's envelope and outputs while it is hot.
+ * The forward values of row y are kept at the start of the dist row y itself
+ * (which step 3 overwrites only after reading them), as int16 when every row
+ * index fits (h <= UNIT_MAX_SIDE: half the memory traffic of the image-sized
+ * intermediate), else as int32. */
 
-#define DEFINE_BAND_FORWARD(T, NAME)                                                      \
-    static void NAME##_row(const T *restrict r, const int32_t *restrict p,                \
-                           int32_t *restrict o, int32_t *restrict first, int32_t yy,      \
-                           int64_t w)                                                     \
+#define DEFINE_BAND_FORWARD(T, M, NAME)                                                   \
+    static void NAME##_row(const T *restrict r, const M *restrict p, M *restrict o,       \
+                           int32_t *restrict first, int32_t yy, int64_t w)                \
     {                                                                                     \
         for (int64_t i = 0; i < w; ++i) {                                                 \
             /* all-ones masks keep the loop free of branches */                           \
             const int32_t bg = -(int32_t)(r[i] == 0);                                     \
             const int32_t pv = p[i], fi = first[i];                                       \
             const int32_t c = bg & -(int32_t)(fi == NO_SITE);                             \
-            o[i] = (yy & bg) | (pv & ~bg);                                                \
+            o[i] = (M)((yy & bg) | (pv & ~bg));                                           \
             first[i] = (yy & c) | (fi & ~c);                                              \
         }                                                                                 \
     }                                                                                     \
-    static void NAME(const T *in, int64_t w, int64_t y0, int64_t y1, int32_t *ny,         \
-                     int32_t *first)                                                      \
+    static void NAME(const T *in, int64_t w, int64_t y0, int64_t y1, int32_t *map,        \
+                     int32_t *first, int32_t *last)                                       \
     {                                                                                     \
         const T *r = in + y0 * w;                                                         \
-        int32_t *o = ny + y0 * w;                                                         \
+        M *o = (M *)(map + y0 * w);                                                       \
         const int32_t yy = (int32_t)y0;                                                   \
         for (int64_t i = 0; i < w; ++i) {                                                 \
             const int32_t bg = -(int32_t)(r[i] == 0);                                     \
             const int32_t v = (yy & bg) | (NO_SITE & ~bg);                                \
-            o[i] = v;                                                                     \
+            o[i] = (M)v;                                                                  \
             first[i] = v;                                                                 \
         }                                                                                 \
         for (int64_t y = y0 + 1; y < y1; ++y)                                             \
-            NAME##_row(in + y * w, ny + (y - 1) * w, ny + y * w, first, (int32_t)y, w);   \
+            NAME##_row(in + y * w, (const M *)(map + (y - 1) * w), (M *)(map + y * w),    \
+                       first, (int32_t)y, w);                                             \
+        /* per column, the band's last background row */                                 \
+        const M *l = (const M *)(map + (y1 - 1) * w);                                     \
+        for (int64_t i = 0; i < w; ++i) last[i] = l[i];                                   \
     }
 
-#define DEFINE_BAND_BACKWARD(T, NAME)                                                     \
-    static void NAME(const T *in, int64_t w, int64_t y, const int32_t *restrict ny,       \
+#define DEFINE_BAND_BACKWARD(T, M, NAME)                                                  \
+    static void NAME(const T *in, int64_t w, int64_t y, const M *restrict ny,             \
                      const int32_t *restrict up0, int32_t *restrict below,                \
                      int32_t *restrict rny)                                               \
     {                                                                                     \
@@ -633,12 +727,29 @@ static void row_output(const exact_job *J, int64_t y, int64_t z, scratch *S)
         }                                                                                 \
     }
 
-DEFINE_BAND_FORWARD(uint8_t, band_forward_u8)
-DEFINE_BAND_FORWARD(uint16_t, band_forward_u16)
-DEFINE_BAND_FORWARD(float, band_forward_f32)
-DEFINE_BAND_BACKWARD(uint8_t, band_backward_u8)
-DEFINE_BAND_BACKWARD(uint16_t, band_backward_u16)
-DEFINE_BAND_BACKWARD(float, band_backward_f32)
+/* The map shares its memory with the float distances: accessed through types
+ * that may alias anything, so that no compiler moves a distance store above a
+ * map load (or the reverse) on the grounds that the types differ. */
+#if defined(__GNUC__)
+typedef int16_t __attribute__((__may_alias__)) map16;
+typedef int32_t __attribute__((__may_alias__)) map32;
+#else
+typedef int16_t map16;
+typedef int32_t map32;
+#endif
+
+DEFINE_BAND_FORWARD(uint8_t, map16, band_forward_u8_s16)
+DEFINE_BAND_FORWARD(uint16_t, map16, band_forward_u16_s16)
+DEFINE_BAND_FORWARD(float, map16, band_forward_f32_s16)
+DEFINE_BAND_FORWARD(uint8_t, map32, band_forward_u8_s32)
+DEFINE_BAND_FORWARD(uint16_t, map32, band_forward_u16_s32)
+DEFINE_BAND_FORWARD(float, map32, band_forward_f32_s32)
+DEFINE_BAND_BACKWARD(uint8_t, map16, band_backward_u8_s16)
+DEFINE_BAND_BACKWARD(uint16_t, map16, band_backward_u16_s16)
+DEFINE_BAND_BACKWARD(float, map16, band_backward_f32_s16)
+DEFINE_BAND_BACKWARD(uint8_t, map32, band_backward_u8_s32)
+DEFINE_BAND_BACKWARD(uint16_t, map32, band_backward_u16_s32)
+DEFINE_BAND_BACKWARD(float, map32, band_backward_f32_s32)
 
 static void band_rows(const exact_job *J, int64_t b, int64_t *y0, int64_t *y1)
 {
@@ -646,20 +757,28 @@ static void band_rows(const exact_job *J, int64_t b, int64_t *y0, int64_t *y1)
     *y1 = (b + 1) * J->h / J->nbands;
 }
 
+static int band_map16(const exact_job *J) { return J->h <= UNIT_MAX_SIDE; }
+
 static void band_step1(const exact_job *J, int64_t b)
 {
     int64_t y0, y1;
     band_rows(J, b, &y0, &y1);
-    int32_t *first = J->carry_down + b * J->w;
-    switch (J->bin->type) {
-    case IWPP_U8: band_forward_u8((const uint8_t *)J->bin->ptr, J->w, y0, y1, J->ny, first); break;
-    case IWPP_U16:
-        band_forward_u16((const uint16_t *)J->bin->ptr, J->w, y0, y1, J->ny, first);
-        break;
-    default: band_forward_f32((const float *)J->bin->ptr, J->w, y0, y1, J->ny, first); break;
+    const int64_t w = J->w;
+    int32_t *first = J->carry_down + b * w, *last = J->carry_up + b * w;
+    const void *in = J->bin->ptr;
+    if (band_map16(J)) {
+        switch (J->bin->type) {
+        case IWPP_U8: band_forward_u8_s16((const uint8_t *)in, w, y0, y1, J->ny, first, last); break;
+        case IWPP_U16: band_forward_u16_s16((const uint16_t *)in, w, y0, y1, J->ny, first, last); break;
+        default: band_forward_f32_s16((const float *)in, w, y0, y1, J->ny, first, last); break;
+        }
+    } else {
+        switch (J->bin->type) {
+        case IWPP_U8: band_forward_u8_s32((const uint8_t *)in, w, y0, y1, J->ny, first, last); break;
+        case IWPP_U16: band_forward_u16_s32((const uint16_t *)in, w, y0, y1, J->ny, first, last); break;
+        default: band_forward_f32_s32((const float *)in, w, y0, y1, J->ny, first, last); break;
+        }
     }
-    /* the band's last row holds, per column, its last background row */
-    memcpy(J->carry_up + b * J->w, J->ny + (y1 - 1) * J->w, (size_t)J->w * sizeof(int32_t));
 }
 
 static void band_step2(const exact_job *J)
@@ -688,21 +807,27 @@ static void band_step3(const exact_job *J, int64_t b, scratch *S)
     band_rows(J, b, &y0, &y1);
     const int64_t w = J->w;
     const int32_t *up0 = J->carry_up + b * w;
+    const void *in = J->bin->ptr;
+    const int m16 = band_map16(J);
     memcpy(S->below, J->carry_down + b * w, (size_t)w * sizeof(int32_t));
     for (int64_t y = y1 - 1; y >= y0; --y) {
-        /* the band's forward values of row y, read before the row is overwritten */
-        memcpy(S->rnz, J->ny + y * w, (size_t)w * sizeof(int32_t));
-        switch (J->bin->type) {
-        case IWPP_U8:
-            band_backward_u8((const uint8_t *)J->bin->ptr, w, y, S->rnz, up0, S->below, S->rny);
-            break;
-        case IWPP_U16:
-            band_backward_u16((const uint16_t *)J->bin->ptr, w, y, S->rnz, up0, S->below,
-                              S->rny);
-            break;
-        default:
-            band_backward_f32((const float *)J->bin->ptr, w, y, S->rnz, up0, S->below, S->rny);
-            break;
+        /* the band's forward values of row y, all read (into S->rny) before row_output
+         * overwrites the row with distances */
+        const map32 *fwd = (const map32 *)(J->ny + y * w);
+        int32_t *below = S->below, *rny = S->rny;
+        if (m16) {
+            const map16 *f16 = (const map16 *)fwd;
+            switch (J->bin->type) {
+            case IWPP_U8: band_backward_u8_s16((const uint8_t *)in, w, y, f16, up0, below, rny); break;
+            case IWPP_U16: band_backward_u16_s16((const uint16_t *)in, w, y, f16, up0, below, rny); break;
+            default: band_backward_f32_s16((const float *)in, w, y, f16, up0, below, rny); break;
+            }
+        } else {
+            switch (J->bin->type) {
+            case IWPP_U8: band_backward_u8_s32((const uint8_t *)in, w, y, fwd, up0, below, rny); break;
+            case IWPP_U16: band_backward_u16_s32((const uint16_t *)in, w, y, fwd, up0, below, rny); break;
+            default: band_backward_f32_s32((const float *)in, w, y, fwd, up0, below, rny); break;
+            }
         }
         row_output(J, y, 0, S);
     }
@@ -768,10 +893,15 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     J.nearest = nearest ? (int64_t *)nearest->ptr : NULL;
     J.unit = J.hx == 1.0 && J.hy == 1.0 && (d == 1 || J.hz == 1.0) && w <= UNIT_MAX_SIDE &&
              h <= UNIT_MAX_SIDE && d <= UNIT_MAX_SIDE;
-    int failed = 0;
+
+    /* Everything that can fail comes first: dist and nearest may be the caller's views. */
+    scratch *SS = scratch_set_alloc(nt, w, h, d > 1);
+    if (!SS) return enomem_scratch(ctx, nt, w, h);
 
     if (d == 1) {
-        int64_t nb = (int64_t)nt * 4;
+        /* 8 bands per thread: the dynamic schedule then keeps both steps balanced when other
+         * processes take a core for a while */
+        int64_t nb = (int64_t)nt * 8;
         if (nb > h) nb = h;
         if (nb < 1) nb = 1;
         J.nbands = nb;
@@ -780,83 +910,70 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         if (!J.carry_up || !J.carry_down) {
             free(J.carry_up);
             free(J.carry_down);
+            scratch_set_free(SS, nt);
             return iwpp_set_error(ctx, IWPP_ENOMEM,
                                   "distance transform: cannot allocate %.1f MiB of host memory "
                                   "for the band borders; free memory or use fewer threads",
                                   (double)(nb * w) * 8.0 / 1048576.0);
         }
-IWPP_OMP(omp parallel for num_threads(nt) schedule(dynamic, 1) if (nb > 1))
-        for (int64_t b = 0; b < nb; ++b) band_step1(&J, b);
-        band_step2(&J);
 IWPP_OMP(omp parallel num_threads(nt) if (nb > 1))
         {
-            scratch S;
-            int ok = scratch_alloc(&S, w, h, 0);
-            if (!ok) {
-IWPP_OMP(omp atomic write)
-                failed = 1;
-            }
+            scratch *S = &SS[thread_index()];
 IWPP_OMP(omp for schedule(dynamic, 1))
-            for (int64_t b = 0; b < nb; ++b)
-                if (ok) band_step3(&J, b, &S);
-            if (ok) scratch_free(&S);
+            for (int64_t b = 0; b < nb; ++b) band_step1(&J, b);
+IWPP_OMP(omp single)
+            band_step2(&J);
+IWPP_OMP(omp for schedule(dynamic, 1))
+            for (int64_t b = 0; b < nb; ++b) band_step3(&J, b, S);
         }
         free(J.carry_up);
         free(J.carry_down);
     } else {
         J.nz = (int32_t *)malloc((size_t)(w * h * d) * sizeof(int32_t));
-        if (!J.nz)
+        if (!J.nz) {
+            scratch_set_free(SS, nt);
             return iwpp_set_error(ctx, IWPP_ENOMEM,
                                   "distance transform: cannot allocate %.1f MiB of host memory "
                                   "for the z-site map of a %lldx%lldx%lld image; free memory or "
                                   "use a smaller image",
                                   (double)(w * h * d) * 4.0 / 1048576.0, (long long)w,
                                   (long long)h, (long long)d);
-        /* Pass A: along z, strips of the xy plane. */
-        {
-            const int64_t len = w * h;
-            int64_t chunk = (len + nt - 1) / nt;
-            if (chunk < 256) chunk = 256;
-            chunk = (chunk + 15) / 16 * 16;
-            const int64_t nchunks = (len + chunk - 1) / chunk;
-IWPP_OMP(omp parallel for num_threads(nt) schedule(dynamic, 1) if (nchunks > 1))
-            for (int64_t c = 0; c < nchunks; ++c) {
-                int64_t i0 = c * chunk, i1 = i0 + chunk < len ? i0 + chunk : len;
-                pass_outer(bin->ptr, bin->type, len, d, i0, i1, J.nz);
-            }
         }
-        /* Pass B: along y, blocks of columns; pass C: along x, rows. */
+        const int64_t len = w * h;
+        int64_t chunk = (len + nt - 1) / nt;
+        if (chunk < 256) chunk = 256;
+        chunk = (chunk + 15) / 16 * 16;
+        const int64_t nchunks = (len + chunk - 1) / chunk;
         const int64_t nxb = (w + COLS_PER_BLOCK - 1) / COLS_PER_BLOCK;
         const int64_t tasks = nxb * d, rows = h * d;
 IWPP_OMP(omp parallel num_threads(nt))
         {
-            scratch S;
-            int ok = scratch_alloc(&S, w, h, 1);
-            if (!ok) {
-IWPP_OMP(omp atomic write)
-                failed = 1;
+            scratch *S = &SS[thread_index()];
+            /* Pass A: along z, strips of the xy plane. */
+IWPP_OMP(omp for schedule(dynamic, 1))
+            for (int64_t c = 0; c < nchunks; ++c) {
+                int64_t i0 = c * chunk, i1 = i0 + chunk < len ? i0 + chunk : len;
+                pass_outer(bin->ptr, bin->type, len, d, i0, i1, J.nz);
             }
+            /* Pass B: along y, blocks of columns. */
 IWPP_OMP(omp for schedule(dynamic, 4))
             for (int64_t t = 0; t < tasks; ++t) {
-                if (!ok) continue;
                 int64_t z = t / nxb, x0 = (t % nxb) * COLS_PER_BLOCK;
                 int64_t bw = w - x0 < COLS_PER_BLOCK ? w - x0 : COLS_PER_BLOCK;
-                exact_colblock(&J, z, x0, bw, &S);
+                exact_colblock(&J, z, x0, bw, S);
             }
-            /* implicit barrier: pass B is complete everywhere */
+            /* Pass C: along x, rows (pass B is complete everywhere: implicit barrier). */
 IWPP_OMP(omp for schedule(dynamic, 16))
             for (int64_t r = 0; r < rows; ++r) {
-                if (!ok) continue;
                 const int64_t y = r % h, z = r / h;
-                memcpy(S.rny, J.ny + r * w, (size_t)w * sizeof(int32_t));
-                memcpy(S.rnz, J.nz + r * w, (size_t)w * sizeof(int32_t));
-                row_output(&J, y, z, &S);
+                memcpy(S->rny, J.ny + r * w, (size_t)w * sizeof(int32_t));
+                memcpy(S->rnz, J.nz + r * w, (size_t)w * sizeof(int32_t));
+                row_output(&J, y, z, S);
             }
-            if (ok) scratch_free(&S);
         }
         free(J.nz);
     }
-    if (failed) return enomem_scratch(ctx, nt, w, h);
+    scratch_set_free(SS, nt);
     snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "%s", "edt-exact-separable");
     ctx->stats.pixels_visited = 0;
     ctx->stats.rounds = (d > 1) ? 3 : 2;
