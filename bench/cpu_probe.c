@@ -67,6 +67,7 @@ static double memory_s(int nt, char *dst, const char *src, size_t n)
 int main(int argc, char **argv)
 {
     int maxt = argc > 1 ? atoi(argv[1]) : omp_get_max_threads();
+    if (maxt < 1) maxt = 1;
     const size_t n = (size_t)512 << 20;
     char *a = (char *)malloc(n), *b = (char *)malloc(n);
     if (!a || !b) return 1;
@@ -74,7 +75,7 @@ int main(int argc, char **argv)
     memset(b, 2, n);
     double c1 = 0, k1 = 0, m1 = 0;
     printf("threads  compute(x, eff)     cache(x, eff)       memory GB/s (x, eff)\n");
-    for (int t = 1; t <= maxt; t *= 2) {
+    for (int t = 1, next; t <= maxt; t = next) {
         double c = compute_s(t), k = cache_s(t), m = memory_s(t, b, a, n);
         if (t == 1) {
             c1 = c;
@@ -84,7 +85,8 @@ int main(int argc, char **argv)
         /* Every thread does the same work in compute and cache: speed-up = t * t1 / tt. */
         printf("%7d  %5.2f  %4.2f        %5.2f  %4.2f        %6.1f (%5.2f  %4.2f)\n", t, t * c1 / c, c1 / c,
                t * k1 / k, k1 / k, 4.0 * 2 * n / m / 1e9, m1 / m, m1 / m / t);
-        if (t < maxt && t * 2 > maxt) t = maxt / 2;
+        next = t * 2; /* 1, 2, 4, ... and maxt itself last */
+        if (t < maxt && next > maxt) next = maxt;
     }
     free(a);
     free(b);

@@ -400,6 +400,22 @@ static iwpp_status ocl_buf_alloc(iwpp_context *ctx, iwpp_buf *b)
     snprintf(what, sizeof what, "a %lldx%lldx%lld %s image", (long long)b->w, (long long)b->h,
              (long long)b->d, iwpp_type_name(b->type));
     iwpp_status st = iwpp_ocl_alloc(ctx, bytes, what, &m);
+    if (st == IWPP_ENOMEM) {
+        /* The distance transform keeps its work buffers between calls; give them back and
+           try once more (no operation holds them while its images are being allocated). */
+        iwpp_ocl *s = iwpp_ocl_state(ctx);
+        int held = 0;
+        for (int i = 0; i < IWPP_OCL_NSCRATCH; ++i) {
+            held |= s->scratch[i] != NULL;
+            iwpp_ocl_release(s, s->scratch[i]);
+            s->scratch[i] = NULL;
+            s->scratch_bytes[i] = 0;
+        }
+        if (held) {
+            ctx->message[0] = '\0';
+            st = iwpp_ocl_alloc(ctx, bytes, what, &m);
+        }
+    }
     if (st != IWPP_OK) return st;
     b->ptr = m;
     b->priv = NULL;

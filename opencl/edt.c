@@ -53,9 +53,11 @@ static cl_int transpose(iwpp_ocl *s, cl_kernel k, cl_mem in, cl_mem out, cl_int 
 
 /* Work buffers: kept between calls (iwpp_ocl_scratch) unless IWPP_OCL_EDT_FRESH=1 asks for fresh
  * ones (to measure what allocating them costs); fresh ones are released by the caller via *own. */
-enum { W_SITES, W_SEG, W_NY2, W_NZ2, W_STACK, W_TMAP, W_TNEAR };
-/* The wide-row pass uses the slots of the one-work-item-per-row fallback for its band tables. */
-enum { W_WSTK = W_STACK, W_WMIN = W_TMAP, W_WCNT = W_TNEAR };
+enum { W_SITES, W_SEG, W_NY2, W_NZ2, W_STACK, W_TMAP, W_TNEAR, W_WSTK };
+/* The wide-row pass's band tables reuse the slots of the transposed one-work-item-per-row
+ * fallback (tmap, tnear), which never runs in the same call; its stacks have their own slot,
+ * since the 3D column fallback may hold W_STACK in the same call. */
+enum { W_WMIN = W_TMAP, W_WCNT = W_TNEAR };
 #define WB_BANDS 64 /* bands per work-group of edt_wide_build: as in edt.cl */
 static iwpp_status work_buf(iwpp_context *ctx, int fresh, int slot, size_t bytes, const char *what,
                             cl_mem *out, cl_mem *own)
@@ -136,7 +138,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     const cl_int SEG = SEG_A;
     const cl_uint nseg = (cl_uint)((count + SEG - 1) / SEG);
     cl_mem sites = NULL, seg = NULL, ny2 = NULL, nz2 = NULL, v = NULL, tmap = NULL, tnear = NULL;
-    cl_mem own[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    cl_mem own[8] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     if ((rs = work_buf(ctx, fresh, W_SITES, n * 4, "the distance transform's site map", &sites,
                        &own[0])) ||
         (rs = work_buf(ctx, fresh, W_SEG, (size_t)len * nseg * 8,
@@ -151,7 +153,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     cl_mem wcnt = NULL, wstk = NULL, wmin = NULL;
     if (rows_wide &&
         ((rs = work_buf(ctx, fresh, W_WSTK, rows_n * nb * RB_S, "the distance transform's band stacks",
-                        &wstk, &own[4])) ||
+                        &wstk, &own[7])) ||
          (rs = work_buf(ctx, fresh, W_WMIN, rows_n * (nb + nsb) * sizeof(cl_double),
                         "the distance transform's band minima", &wmin, &own[5])) ||
          (rs = work_buf(ctx, fresh, W_WCNT, rows_n * nb, "the distance transform's band counts",
@@ -353,7 +355,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     ctx->stats.pixels_visited = 0;
     ctx->stats.rounds = is3 ? 3 : (h > 1 ? 2 : 1);
 done:
-    for (int i = 0; i < 7; ++i) iwpp_ocl_release(s, own[i]);
+    for (int i = 0; i < 8; ++i) iwpp_ocl_release(s, own[i]);
     return rs;
 }
 

@@ -8,8 +8,10 @@
  *      per (line, segment of SEG planes), coalesced: edt_pass_a1 records each segment's first
  *      and last background plane, edt_pass_a2 sweeps its segment forward and backward with the
  *      nearest background above and below taken from those summaries;
- *   B. (3D) along y: lower envelope of parabolas, one work-item per (x, z) column
- *      (edt_envelope, pass 1), the stack of parabolas in a line-interleaved global scratch
+ *   B. (3D) along y: one work-group per tile of up to 32 neighbouring columns of a slice
+ *      (edt_cols), banded envelopes in local memory as in pass C. Columns too tall for local
+ *      memory fall back to one work-item per (x, z) column (edt_envelope, pass 1), the
+ *      stack of parabolas in a line-interleaved global scratch
  *      (entry k of line l at k * nlines + l) so that neighbouring work-items touch neighbouring
  *      words; an intersection is re-formed from the two parabolas when needed (same operations,
  *      same value) instead of being stored;

@@ -3,9 +3,9 @@
  *
  * Levels: (1) a private queue per work-item: its own slice of a local-memory
  * array (as in the paper; tq[i * L + lid], so neighbouring work-items use
- * neighbouring banks), written without synchronisation; (2) a work-group queue in local memory, into
- * which the private queues are written at offsets from a local prefix sum,
- * with one local counter update per step; (3) a global queue per work-group,
+ * neighbouring banks), written without synchronisation; (2) a work-group queue in local memory, in
+ * which each work-item reserves room for its private queue with one local
+ * atomic_add per step (see mlq_push); (3) a global queue per work-group,
  * filled from the local queue with coalesced copies. The global queue has a
  * fixed capacity: items past it are dropped and the overflow flag is raised,
  * after which the host re-runs the propagation from the partial result.
@@ -41,7 +41,9 @@ inline uint wg_scan_excl(uint v, __local uint *tmp)
  * queue's valid part ends. Two barriers per call (a work-group prefix sum of the counts took
  * 2 log2(L) + 5, and most rounds of a tissue-like propagation hold few items, so those
  * barriers were the cost). Afterwards the local queue is flushed when it is more than half
- * full (a uniform decision: every work-item reads bq_n after the barrier).
+ * full. That decision is taken by work-item 0 between the barriers and kept in its own flag:
+ * reading bq_n after the second barrier would race with a faster work-item's next atomic_add,
+ * and work-items that disagreed would reach mlq_flush's barriers unevenly.
  * (One call site per kernel: PoCL 5 gave wrong results with two barrier-holding queue
  * variants in the two branches of a uniform if.)
  */
@@ -49,6 +51,7 @@ typedef struct mlq_state {
     uint bq_n;    /* items reserved in the local queue (may pass bq_cap) */
     uint bq_end;  /* the smallest start of a reservation that did not fit */
     uint out_n;   /* items written (or attempted) to the global out queue */
+    uint flush;   /* mlq_push's decision to flush, read by every work-item */
 } mlq_state;
 
 inline void mlq_flush(__local mlq_state *st, __local const uint *bq, __global uint *out_q,
@@ -92,9 +95,11 @@ inline void mlq_push(__local mlq_state *st, __local uint *bq, uint bq_cap, __loc
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {
-        st->bq_n = min(st->bq_n, st->bq_end);
+        const uint n = min(st->bq_n, st->bq_end);
+        st->bq_n = n;
         st->bq_end = 0xffffffffu;
+        st->flush = n > bq_cap / 2;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (st->bq_n > bq_cap / 2) mlq_flush(st, bq, out_q, cap, overflow);
+    if (st->flush) mlq_flush(st, bq, out_q, cap, overflow);
 }

@@ -31,8 +31,8 @@
 /* Raster + anti-raster iterations before the queue: 2 with 4/6-connectivity, 1 with 8/18/26.
  * H100, NVIDIA OpenCL, 8192^2 u8 tissue (bench rec-dil), comp_ms for 1 / 2 / 3 iterations:
  * 4-conn 15.4 / 10.3 / 11.2, 8-conn 11.3 / 14.0 / 18.6 (CUDA: 9.0 and 9.3 ms). */
-#define SCAN_ITERATIONS_MIN 2
-#define SCAN_ITERATIONS_FULL 1
+#define SCAN_ITERATIONS_FACE 2   /* 4- and 6-connected (face neighbours only) */
+#define SCAN_ITERATIONS_FULLNB 1 /* 8-, 18- and 26-connected */
 
 typedef struct rec_job {
     iwpp_ocl *s;
@@ -393,7 +393,7 @@ iwpp_status iwpp_ocl_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp
     /* raster then anti-raster scans, one pass per axis, each a parallel scan
      * (segment functions, carries along the segments, apply; reconstruct.cl); SCAN_ITERATIONS_*
      * forward + backward iterations (IWPP_OCL_REC_SCANS=0..64 for tuning) */
-    int scan_its = noffs == 2 * naxes ? SCAN_ITERATIONS_MIN : SCAN_ITERATIONS_FULL;
+    int scan_its = noffs == 2 * naxes ? SCAN_ITERATIONS_FACE : SCAN_ITERATIONS_FULLNB;
     {
         const char *ev = getenv("IWPP_OCL_REC_SCANS");
         if (ev && *ev && atoi(ev) >= 0 && atoi(ev) <= 64) scan_its = atoi(ev);

@@ -219,7 +219,8 @@ static void test_wide_rows(void **state)
     (void)state;
     if (g_backend != IWPP_BACKEND_OPENCL) skip();
     static const odims wide[] = {{2100, 3, 1}, {4200, 2, 1}, {300, 5, 1}, {70, 4, 3}, {2200, 2, 2}};
-    static const odims small_lm[] = {{500, 6, 1}, {400, 3, 2}, {9, 300, 2}};
+    /* {160, 130, 2}: wide rows and the column fallback in one call (separate work buffers) */
+    static const odims small_lm[] = {{500, 6, 1}, {400, 3, 2}, {9, 300, 2}, {160, 130, 2}};
     static const odims serial[] = {{300, 5, 1}, {70, 4, 3}};
     int fails = 0;
     setenv("IWPP_OCL_EDT_ROWS", "wide", 1);

@@ -856,8 +856,9 @@ iwpp_status iwpp_cpu_reconstruct_views(iwpp_context *ctx, iwpp_image *marker,
     const int64_t n = marker->width * marker->height * marker->depth;
     const size_t bytes = (size_t)n * iwpp_type_size(marker->type);
     /* The result is built aside and copied into the marker only on success,
-       so that a failure leaves the caller's marker as it was. Line-aligned, so
-       that tiles written by different threads share no cache line. */
+       so that a failure leaves the caller's marker as it was. Line-aligned:
+       tiles written by different threads then share no cache line whenever the
+       row and the tile width are multiples of 64 bytes (power-of-two sizes). */
     const size_t abytes = (bytes + RC_LINE - 1) / RC_LINE * RC_LINE;
     void *J = aligned_alloc(RC_LINE, abytes ? abytes : RC_LINE);
     if (!J)

@@ -123,11 +123,15 @@ typedef enum iwpp_algorithm {
     IWPP_ALGO_MEGAPIXEL = 2  /**< IWPP-MP: 32x32 tiles in shared memory, queue of tiles */
 } iwpp_algorithm;
 
-/** Queue variant of the GPU queue phase (for benchmarks; default MULTILEVEL). */
+/** Queue variant of the GPU queue phase (for benchmarks; default MULTILEVEL). What each level
+ *  costs depends on the hardware, so the variants exist to be measured (bench/README.md).
+ *  CUDA: as below. OpenCL: MULTILEVEL and PREFIXSUM both reserve room in the work-group queue
+ *  with one local atomic per work-item (a work-group prefix sum's barriers cost more than it
+ *  saved); PREFIXSUM holds one item per work-item and step instead of a private queue. */
 typedef enum iwpp_queue_variant {
-    IWPP_QUEUE_MULTILEVEL = 0, /**< per-thread queue + block queue with warp prefix sum + global */
+    IWPP_QUEUE_MULTILEVEL = 0, /**< per-thread queue + block queue (warp prefix sum) + global */
     IWPP_QUEUE_ATOMIC = 1,     /**< one global atomic per enqueued item */
-    IWPP_QUEUE_PREFIXSUM = 2   /**< block prefix sum, no per-thread queue */
+    IWPP_QUEUE_PREFIXSUM = 2   /**< block queue (block prefix sum), no per-thread queue */
 } iwpp_queue_variant;
 
 /** Opaque context: backend choice, settings, last error. */
