@@ -58,6 +58,15 @@ iwpp_status cu_fail(iwpp_context *ctx, cudaError_t err, const char *what);
         if (e_ != cudaSuccess) return cu_fail((ctx), e_, (what));  \
     } while (0)
 
+/* Let kernel @p func take more than 48 KiB of dynamic shared memory. The attribute belongs to
+ * the function, shared by every context and host thread, so it is always raised to the same
+ * value, the device's opt-in maximum: a size set per call could be lowered by another thread
+ * between our set and our launch. */
+template <typename F> static inline cudaError_t cu_allow_smem(const cuda_state *st, F *func)
+{
+    return cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)st->smem_optin);
+}
+
 /* Make the context's device current on this host thread. */
 iwpp_status cu_enter(iwpp_context *ctx);
 /* A device scratch area of at least @p bytes (grow-only; contents undefined). */

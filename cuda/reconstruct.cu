@@ -265,8 +265,7 @@ static iwpp_status queue_phase(iwpp_context *ctx, T *J, const T *I, const geom &
     const size_t smem = mlq_smem_bytes<IdxT>(VARIANT, g.n, &threshold);
     auto kern = mlq_kernel<recon_op<T, ERO, IdxT>, IdxT, VARIANT>;
     if (smem > 48 * 1024)
-        CU_TRY(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
-               "configuring the queue kernel");
+        CU_TRY(ctx, cu_allow_smem(st, kern), "configuring the queue kernel");
     int occ = 0;
     CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kern, MLQ_THREADS, smem),
            "sizing the queue kernel");

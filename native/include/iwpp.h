@@ -8,7 +8,9 @@
  * Conventions
  *  - Every call takes the context first and its outputs last, and returns an
  *    iwpp_status. On any status other than IWPP_OK, iwpp_error_message(ctx)
- *    holds one sentence a person can act on, and no output has been written.
+ *    holds one sentence a person can act on, and no output has been written
+ *    (one exception: a GPU that fails while the result is being copied back,
+ *    IWPP_EDEVICE, may leave part of an output written).
  *  - Images are views (iwpp_image): the library never owns or frees them.
  *    An input is never modified; only iwpp_reconstruct works in place, on its
  *    marker, and says so.
