@@ -27,10 +27,13 @@ nvidia-smi -L 2>/dev/null || echo "no nvidia-smi"
 nvidia-smi --query-gpu=memory.total,memory.used --format=csv 2>/dev/null || true
 echo "cores: $THREADS"; free -g | head -2
 
-B=$ROOT/build-dev-3d
-stamp configure
-cmake -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=Release -DIWPP_ENABLE_JAVA=OFF -DIWPP_BUILD_TESTS=OFF \
-  -DCMAKE_CUDA_ARCHITECTURES=90 2>&1 | grep -E "IWPP|Error"
+# IWPP_3D_BUILD=DIR reuses an existing build (e.g. build-final of final_device.sh on a warm machine)
+B=${IWPP_3D_BUILD:-$ROOT/build-dev-3d}
+if [ ! -f "$B/CMakeCache.txt" ]; then
+  stamp configure
+  cmake -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=Release -DIWPP_ENABLE_JAVA=OFF -DIWPP_BUILD_TESTS=OFF \
+    -DCMAKE_CUDA_ARCHITECTURES=90 2>&1 | grep -E "IWPP|Error"
+fi
 stamp "build iwpp_bench"
 cmake --build "$B" -j16 --target iwpp_bench 2>&1 | grep -E "warning|error" | head -20
 BENCH=$B/bench/iwpp_bench

@@ -2,8 +2,12 @@
 # One call on the GPU machine: build everything (CUDA sm_90, OpenCL, tests, bench), run the
 # CMocka suite on every backend (CUDA, NVIDIA OpenCL, CPU), compute-sanitizer on a subset, and
 # the headline benchmarks with the Python baselines. Logs go to $OUT.
-#   bash bench/final_device.sh     (needs .device/ carried for CMocka)
+#   bash bench/final_device.sh [all|test|bench]   (needs .device/ carried for CMocka)
+# test = build + ctest + compute-sanitizer, bench = build (kept from a test call on a warm
+# machine) + benchmarks + compare.py; all = both (about 8 minutes: split it to stay under the
+# device tool's 10 minutes per call).
 set -u
+PHASE=${1:-all}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/build-final-out}
 mkdir -p "$OUT"
@@ -24,6 +28,7 @@ cmake -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=Release -DIWPP_ENABLE_JAVA=OFF -DCMA
   -DIWPP_TEST_GPU_CONFIGS=queue,megapixel,atomic,prefixsum 2>&1 | grep -E "IWPP|Error"
 stamp build
 cmake --build "$B" -j16 2>&1 | grep -E "warning|error" | head -20
+if [ "$PHASE" != bench ]; then
 stamp "ctest (all backends)"
 (cd "$B" && timeout 240 ctest -j6 --output-on-failure 2>&1 | tail -40)
 stamp "compute-sanitizer"
@@ -33,6 +38,11 @@ timeout 60 compute-sanitizer --tool memcheck --leak-check full "$T" -2 2>&1 | ta
 timeout 60 compute-sanitizer --tool racecheck "$T" -2 2>&1 | tail -3
 (cd "$B" && IWPP_TEST_BACKEND=cuda IWPP_TEST_GPU_CONFIGS=queue IWPP_TEST_FILTER=random timeout 90 \
   compute-sanitizer --tool memcheck tests/test_extrema 2>&1 | tail -4)
+# the pinned staging path (every transfer staged, in small chunks) and the EDT kernels
+(cd "$B" && IWPP_CUDA_STAGE_MIN=0 IWPP_CUDA_STAGE_CHUNK=64K IWPP_TEST_BACKEND=cuda IWPP_TEST_GPU_CONFIGS=queue \
+  IWPP_TEST_FILTER="test_random*" timeout 120 compute-sanitizer --tool memcheck tests/test_edt 2>&1 | tail -4)
+fi
+[ "$PHASE" = test ] && { stamp done; exit 0; }
 stamp "bench: reconstruction + EDT, 4096/8192, cpu t1/t16, cuda variants, opencl"
 timeout 150 "$B/bench/iwpp_bench" --ops rec-dil,edt-exact,edt-dan --sizes 4096,8192 --types u8 --conn 4,8 \
   --backends cpu,cuda,opencl --threads 16 --variants ml,atomic,pf,mp --ocl-variants ml \
