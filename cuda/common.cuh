@@ -60,11 +60,16 @@ iwpp_status cu_fail(iwpp_context *ctx, cudaError_t err, const char *what);
 
 /* Let kernel @p func take more than 48 KiB of dynamic shared memory. The attribute belongs to
  * the function, shared by every context and host thread, so it is always raised to the same
- * value, the device's opt-in maximum: a size set per call could be lowered by another thread
- * between our set and our launch. */
+ * value, the most the device allows next to the kernel's static shared memory: a size set per
+ * call could be lowered by another thread between our set and our launch. */
 template <typename F> static inline cudaError_t cu_allow_smem(const cuda_state *st, F *func)
 {
-    return cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)st->smem_optin);
+    cudaFuncAttributes a;
+    cudaError_t e = cudaFuncGetAttributes(&a, func);
+    if (e != cudaSuccess) return e;
+    if (a.sharedSizeBytes >= st->smem_optin) return cudaErrorInvalidValue;
+    return cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)(st->smem_optin - a.sharedSizeBytes));
 }
 
 /* Make the context's device current on this host thread. */

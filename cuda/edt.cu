@@ -8,11 +8,17 @@
  *      backward sweeps, one thread per (column, segment of 128), coalesced;
  *   B. (3D) along y (edt_cols): one block per tile of up to 32 columns (x) of a slice, the
  *      banded envelopes of pass C in shared memory, one area per column; columns too tall for
- *      shared memory (h above ~24000 on Hopper) fall back to one thread per (x, z) line;
+ *      shared memory (h above ~24000 on Hopper) take the multi-block kernels below;
  *   C. along x: one block per row (edt_rows): banded lower envelopes in shared memory, each pixel
  *      takes the smallest d2 over its own band and the bands beside it that can still be closer,
- *      then dist = (float)sqrt(d2) and the nearest index. Rows too wide for shared memory fall
- *      back to one thread per row.
+ *      then dist = (float)sqrt(d2) and the nearest index. Rows too wide for shared memory (and
+ *      rows of 16384 pixels or more, where that is faster) take the multi-block kernels:
+ *   B/C for long lines (edt_wbuild, edt_wsmin, edt_wquery): the same bands, a line cut into
+ *      segments of 128 bands, one block per (line, segment); the band tables (envelope stacks,
+ *      counts, minima, superband minima) go through global memory, so a pixel reaches bands of
+ *      other segments there; same candidates, same d2, same sites as the one-block kernels.
+ *      IWPP_CUDA_EDT_WIDE=N forces them with segments of N pixels, 0 disables them (then long
+ *      lines take one thread per line, the older kernels edt_pass_y3 / edt_pass_x).
  * One-thread-per-line envelopes keep their stacks (v, zn, zd) in device scratch laid out
  * [element][line], so that the threads of a warp (consecutive lines) touch consecutive words;
  * lines are processed in batches that bound the scratch.
@@ -27,6 +33,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define NO_SITE (-1)
 
@@ -269,20 +276,23 @@ static inline size_t rb_smem_bytes(int64_t w)
     return (size_t)(w + nb + nb + nsb) * sizeof(double) + (size_t)nb + (size_t)nb * RB_S;
 }
 
-/* Envelope of the finite f[q], lo <= q < hi: offsets q - lo into st[k * ss], returns their count;
- * *mn the smallest f (INFINITY if none). */
-__host__ __device__ __forceinline__ int rb_build(const double *sf, int lo, int hi, double h2, unsigned char *st,
-                                                 int ss, double *mn)
+/* Envelope of the finite f[q], lo <= q < hi (positions along the line), whose f values are at
+ * sf[RB_PAD(q - org)]: offsets q - lo into st[k * ss], returns their count; *mn the smallest f
+ * (INFINITY if none). The intersection test uses the positions along the line, as the CPU does
+ * (I: int where the products stay below 2^31, int64_t for lines of any length). */
+template <typename I>
+__host__ __device__ __forceinline__ int rb_build_at(const double *sf, I org, I lo, I hi, double h2, unsigned char *st,
+                                                    int ss, double *mn)
 {
     int k = -1;
     double m = INFINITY;
-    for (int q = lo; q < hi; ++q) {
-        const double fq = sf[RB_PAD(q)];
+    for (I q = lo; q < hi; ++q) {
+        const double fq = sf[RB_PAD(q - org)];
         if (fq == INFINITY) continue;
         m = fq < m ? fq : m;
         while (k >= 1) {
-            const int p = lo + st[k * ss], pp = lo + st[(k - 1) * ss];
-            const double fp = sf[RB_PAD(p)], fpp = sf[RB_PAD(pp)];
+            const I p = lo + st[k * ss], pp = lo + st[(k - 1) * ss];
+            const double fp = sf[RB_PAD(p - org)], fpp = sf[RB_PAD(pp - org)];
             const double num = (fq - fp) + h2 * (double)((q - p) * (q + p));
             const double den = 2.0 * h2 * (double)(q - p);
             const double zn = (fp - fpp) + h2 * (double)((p - pp) * (p + pp));
@@ -297,68 +307,112 @@ __host__ __device__ __forceinline__ int rb_build(const double *sf, int lo, int h
     return k + 1;
 }
 
-__host__ __device__ __forceinline__ double rb_eval(const double *sf, int p, int x, double hx)
+/* The same for a whole line in shared memory (f of q at sf[RB_PAD(q)]). */
+__host__ __device__ __forceinline__ int rb_build(const double *sf, int lo, int hi, double h2, unsigned char *st,
+                                                 int ss, double *mn)
 {
-    const double t = (double)(x - p) * hx;
-    return sf[RB_PAD(p)] + t * t;
+    return rb_build_at<int>(sf, 0, lo, hi, h2, st, ss, mn);
 }
 
-/* The envelope of band b at x (its values along the stack are unimodal): improves best/bi. */
-__host__ __device__ __forceinline__ void rb_query(const double *sf, const unsigned char *stk, const unsigned char *cnt,
-                                                  int NB, int b, int x, double hx, double &best, int &bi)
+/* f of the sites of a line held in shared memory from position org on */
+struct rb_sf {
+    const double *sf;
+    int org;
+    __host__ __device__ __forceinline__ double operator()(int p) const { return sf[RB_PAD(p - org)]; }
+};
+
+template <class F> __host__ __device__ __forceinline__ double rb_eval(const F &f, int p, int x, double hx)
 {
-    const int m = cnt[b];
+    const double t = (double)(x - p) * hx;
+    return f(p) + t * t;
+}
+
+/* The envelope of one band at x (its values along the stack are unimodal): improves best/bi.
+ * The band's m sites are lo + st[k * ss], k < m; f gives their f values. */
+template <class F>
+__host__ __device__ __forceinline__ void rb_query_band(const F &f, const unsigned char *st, int ss, int m, int lo,
+                                                       int x, double hx, double &best, int &bi)
+{
     if (m == 0) return;
-    const unsigned char *st = stk + b;
-    const int lo = b * RB_S;
     int a = 0, c = m - 1;
     while (a < c) {
         const int mid = (a + c) >> 1;
-        const double g0 = rb_eval(sf, lo + st[mid * NB], x, hx), g1 = rb_eval(sf, lo + st[(mid + 1) * NB], x, hx);
+        const double g0 = rb_eval(f, lo + st[mid * ss], x, hx), g1 = rb_eval(f, lo + st[(mid + 1) * ss], x, hx);
         if (g1 < g0)
             a = mid + 1;
         else
             c = mid;
     }
-    const int p = lo + st[a * NB];
-    const double g = rb_eval(sf, p, x, hx);
+    const int p = lo + st[a * ss];
+    const double g = rb_eval(f, p, x, hx);
     if (g < best) {
         best = g;
         bi = p;
     }
 }
 
-/* Nearest site of pixel x: d2 in best, the site's column in bi (-1 if the row has none). */
-__host__ __device__ __forceinline__ void rb_pixel(const double *sf, const double *bmin, const double *smin,
-                                                  const unsigned char *cnt, const unsigned char *stk, int NB, int x,
-                                                  double hx, double &best, int &bi)
+/* A line's band tables, all in shared memory (edt_rows, edt_cols): f, band minima bmin[NB],
+ * superband minima smin, counts cnt[NB] and the stacks, entry k of band b at stk[k * NB + b]. */
+struct rb_line_smem {
+    const double *sf, *bmin, *smin;
+    const unsigned char *cnt, *stk;
+    int NB;
+    __host__ __device__ __forceinline__ double bm(int b) const { return bmin[b]; }
+    __host__ __device__ __forceinline__ double sm(int s) const { return smin[s]; }
+    __host__ __device__ __forceinline__ void query(int b, int x, double hx, double &best, int &bi) const
+    {
+        rb_sf f;
+        f.sf = sf;
+        f.org = 0;
+        rb_query_band(f, stk + b, NB, cnt[b], b * RB_S, x, hx, best, bi);
+    }
+};
+
+/* Nearest site of pixel x of a line of NB bands whose tables A gives (bm(b), sm(s), query(b, ...)):
+ * d2 in best, the site's position in bi (-1 if the line has none). */
+template <class A>
+__host__ __device__ __forceinline__ void rb_pixel_t(const A &a, int NB, int x, double hx, double &best, int &bi)
 {
     best = INFINITY;
     bi = -1;
     const int b0 = x / RB_S;
-    rb_query(sf, stk, cnt, NB, b0, x, hx, best, bi);
+    a.query(b0, x, hx, best, bi);
     for (int b = b0 - 1; b >= 0;) {
         const double t = (double)(x - (b * RB_S + RB_S - 1)) * hx;
         const double t2 = t * t;
         if (!(t2 < best)) break;
-        if ((b % RB_SB) == RB_SB - 1 && !(smin[b / RB_SB] + t2 < best)) {
+        if ((b % RB_SB) == RB_SB - 1 && !(a.sm(b / RB_SB) + t2 < best)) {
             b -= RB_SB;
             continue;
         }
-        if (bmin[b] + t2 < best) rb_query(sf, stk, cnt, NB, b, x, hx, best, bi);
+        if (a.bm(b) + t2 < best) a.query(b, x, hx, best, bi);
         --b;
     }
     for (int b = b0 + 1; b < NB;) {
         const double t = (double)(b * RB_S - x) * hx;
         const double t2 = t * t;
         if (!(t2 < best)) break;
-        if ((b % RB_SB) == 0 && !(smin[b / RB_SB] + t2 < best)) {
+        if ((b % RB_SB) == 0 && !(a.sm(b / RB_SB) + t2 < best)) {
             b += RB_SB;
             continue;
         }
-        if (bmin[b] + t2 < best) rb_query(sf, stk, cnt, NB, b, x, hx, best, bi);
+        if (a.bm(b) + t2 < best) a.query(b, x, hx, best, bi);
         ++b;
     }
+}
+
+__host__ __device__ __forceinline__ void rb_pixel(const double *sf, const double *bmin, const double *smin,
+                                                  const unsigned char *cnt, const unsigned char *stk, int NB, int x,
+                                                  double hx, double &best, int &bi)
+{
+    rb_line_smem a;
+    a.sf = sf;
+    a.bmin = bmin;
+    a.smin = smin;
+    a.cnt = cnt;
+    a.stk = stk;
+    a.NB = NB;
+    rb_pixel_t(a, NB, x, hx, best, bi);
 }
 
 template <int THREADS>
@@ -500,6 +554,396 @@ __global__ void __launch_bounds__(CB_THREADS) edt_cols(const int32_t *__restrict
 #undef CB_STK
 }
 
+/* ---- Lines too long for one block's shared memory: band tables in global memory ----
+ * The banded method of edt_rows / edt_cols with a line cut into segments of segb bands (bands of
+ * RB_S pixels counted from the start of the line, so every band, its envelope and its minimum are
+ * those of the shared-memory kernels), one block per (line, segment), in three launches:
+ *   edt_wbuild: f of the segment into shared memory, each band's envelope (the same intersection
+ *     test on positions along the line), its count and its smallest f to global tables; the stacks
+ *     go out as 32 bytes per band;
+ *   edt_wsmin: the superband minima (RB_SB bands);
+ *   edt_wquery: f, counts, minima and stacks of the segment back into shared memory, then each
+ *     pixel runs rb_pixel_t: bands of its segment from shared memory, bands beyond it from the
+ *     global tables, their sites' f formed again from the site maps (same expression).
+ * Same candidates, same skips, same d2 as the one-block kernels, hence the same distances and
+ * sites. Lines are processed in batches that bound the tables (1 + 32 + 8 bytes per band, 8 per
+ * superband). Rows (COLS = 0, pass C): line = y + h * z; columns (COLS = 1, 3D pass B, along y):
+ * line = x + w * z. */
+#define WB_THREADS 256
+#define WB_SEG_DEFAULT 4096 /* pixels per segment (128 bands): 39 KB of shared memory per block */
+/* Rows at least this wide take the multi-block kernels even where edt_rows fits: on the H100,
+ * 16384 and 20000 pixels wide they took 9% less time than edt_rows (one block of 155 KB per SM
+ * there), 8192 wide 22% more (cuda/README.md) */
+#define WB_AUTO_MIN_W 16384
+
+struct wb_lines {
+    const int32_t *ny, *nz; /* rows: ny, and nz in 3D (else NULL); columns: nz */
+    int64_t w, h, len;      /* image width and height, pixels per line */
+    double ha, hy, hz;      /* spacing along the line, hy, hz */
+    float *dist;            /* rows: distances and nearest indices (NULL: not wanted) */
+    int64_t *nearest;
+    int32_t *ny2, *nz2;     /* columns: the chosen site's y and z */
+    int64_t line0, nlines;  /* this batch */
+    int segb, nb, nsb, nseg; /* bands per segment; bands, superbands and segments per line */
+    unsigned char *gcnt, *gstk; /* tables of the batch: [line - line0][band] (stacks: 32 bytes a band) */
+    double *gbmin, *gsmin;      /* [line - line0][band], [line - line0][superband] */
+};
+
+template <class T> __host__ __device__ __forceinline__ T wb_ld(const T *p)
+{
+#ifdef __CUDA_ARCH__
+    return __ldg(p);
+#else
+    return *p;
+#endif
+}
+
+/* f of a row's sites from the site maps (the expression of edt_rows) */
+struct wf_row {
+    const int32_t *ny, *nz;
+    int64_t base, y, z;
+    double hy, hz;
+    __host__ __device__ __forceinline__ double operator()(int64_t x) const
+    {
+        const int32_t cy = wb_ld(ny + base + x);
+        if (cy == NO_SITE) return INFINITY;
+        if (nz) {
+            const double tz = (double)(z - wb_ld(nz + base + x)) * hz;
+            const double ty = (double)(y - cy) * hy;
+            return tz * tz + ty * ty;
+        }
+        const double ty = (double)(y - cy) * hy;
+        return ty * ty;
+    }
+};
+
+/* f of a column's sites (the expression of edt_cols) */
+struct wf_col {
+    const int32_t *nz;
+    int64_t base, stride, z;
+    double hz;
+    __host__ __device__ __forceinline__ double operator()(int64_t y) const
+    {
+        const int32_t c = wb_ld(nz + base + y * stride);
+        if (c == NO_SITE) return INFINITY;
+        const double tz = (double)(z - c) * hz;
+        return tz * tz;
+    }
+};
+
+template <int COLS> struct wb_mode;
+template <> struct wb_mode<0> {
+    typedef wf_row F;
+    static __host__ __device__ __forceinline__ F line(const wb_lines &L, int64_t row)
+    {
+        F f;
+        f.ny = L.ny;
+        f.nz = L.nz;
+        f.base = row * L.w;
+        f.y = row % L.h;
+        f.z = row / L.h;
+        f.hy = L.hy;
+        f.hz = L.hz;
+        return f;
+    }
+    static __host__ __device__ __forceinline__ void put(const wb_lines &L, const F &f, int64_t x, double d2, int64_t a)
+    {
+        L.dist[f.base + x] = (float)sqrt(d2);
+        if (L.nearest) {
+            if (a < 0) {
+                L.nearest[f.base + x] = -1;
+            } else {
+                const int64_t sz = L.nz ? (int64_t)L.nz[f.base + a] : 0;
+                L.nearest[f.base + x] = a + L.w * ((int64_t)L.ny[f.base + a] + L.h * sz);
+            }
+        }
+    }
+};
+template <> struct wb_mode<1> {
+    typedef wf_col F;
+    static __host__ __device__ __forceinline__ F line(const wb_lines &L, int64_t col)
+    {
+        F f;
+        f.nz = L.nz;
+        f.z = col / L.w;
+        f.base = f.z * L.w * L.h + col % L.w;
+        f.stride = L.w;
+        f.hz = L.hz;
+        return f;
+    }
+    static __host__ __device__ __forceinline__ void put(const wb_lines &L, const F &f, int64_t y, double, int64_t a)
+    {
+        const int64_t o = f.base + y * f.stride;
+        L.ny2[o] = a < 0 ? NO_SITE : (int32_t)a;
+        L.nz2[o] = a < 0 ? NO_SITE : L.nz[f.base + a * f.stride];
+    }
+};
+
+/* Shared memory of edt_wbuild / edt_wquery: f of the segment (padded as in edt_rows), band
+ * minima, counts, stacks (entry k of band j of the segment at sstk[k * segb + j]). */
+static inline size_t wb_smem_bytes(int segb)
+{
+    return (size_t)(RB_PAD((int64_t)segb * RB_S) + segb) * sizeof(double) + (size_t)segb * (1 + RB_S);
+}
+struct wb_sm {
+    double *sf, *sbmin;
+    unsigned char *scnt, *sstk;
+};
+__host__ __device__ __forceinline__ wb_sm wb_carve(void *mem, int segb)
+{
+    wb_sm m;
+    m.sf = (double *)mem;
+    m.sbmin = m.sf + RB_PAD((int64_t)segb * RB_S);
+    m.scnt = (unsigned char *)(m.sbmin + segb);
+    m.sstk = m.scnt + segb;
+    return m;
+}
+
+/* One (line, segment) unit: batch line li, bands [b0, b1), pixels [lo, hi). */
+struct wb_seg {
+    int64_t li;
+    int b0, b1, lo, hi;
+};
+__host__ __device__ __forceinline__ wb_seg wb_unit(const wb_lines &L, int64_t unit)
+{
+    wb_seg g;
+    g.li = unit / L.nseg;
+    g.b0 = (int)(unit % L.nseg) * L.segb;
+    g.b1 = g.b0 + L.segb < L.nb ? g.b0 + L.segb : L.nb;
+    g.lo = g.b0 * RB_S;
+    const int64_t e = (int64_t)g.b1 * RB_S;
+    g.hi = (int)(e < L.len ? e : L.len);
+    return g;
+}
+
+/* The phases below are run by the nt threads of a block (thread tid), with a barrier between. */
+template <int COLS>
+__host__ __device__ __forceinline__ void wb_load_f(const wb_lines &L, const wb_seg &g, const wb_sm &m, int tid, int nt)
+{
+    const typename wb_mode<COLS>::F f = wb_mode<COLS>::line(L, L.line0 + g.li);
+    for (int p = g.lo + tid; p < g.hi; p += nt) m.sf[RB_PAD(p - g.lo)] = f(p);
+}
+
+__host__ __device__ __forceinline__ void wb_build_bands(const wb_lines &L, const wb_seg &g, const wb_sm &m, int tid,
+                                                        int nt)
+{
+    const double h2 = L.ha * L.ha;
+    const int64_t t0 = g.li * L.nb + g.b0;
+    for (int j = tid; j < g.b1 - g.b0; j += nt) {
+        const int64_t lo = (int64_t)g.lo + (int64_t)j * RB_S, hi = lo + RB_S < g.hi ? lo + RB_S : g.hi;
+        double mn;
+        const int c = rb_build_at<int64_t>(m.sf, g.lo, lo, hi, h2, m.sstk + j, L.segb, &mn);
+        m.scnt[j] = (unsigned char)c;
+        L.gcnt[t0 + j] = (unsigned char)c;
+        L.gbmin[t0 + j] = mn;
+    }
+}
+
+/* stacks out: 8 words of 4 entries per band, entries beyond the count as 0 */
+__host__ __device__ __forceinline__ void wb_store_stk(const wb_lines &L, const wb_seg &g, const wb_sm &m, int tid, int nt)
+{
+    uint32_t *gw = (uint32_t *)L.gstk + (g.li * L.nb + g.b0) * (RB_S / 4);
+    for (int i = tid; i < (g.b1 - g.b0) * (RB_S / 4); i += nt) {
+        const int j = i / (RB_S / 4), q = i % (RB_S / 4), c = m.scnt[j];
+        uint32_t v = 0;
+        for (int r = 0; r < 4; ++r) {
+            const int k = 4 * q + r;
+            if (k < c) v |= (uint32_t)m.sstk[k * L.segb + j] << (8 * r);
+        }
+        gw[i] = v;
+    }
+}
+
+/* superband minima of the batch, thread t of nt */
+__host__ __device__ __forceinline__ void wb_smin(const wb_lines &L, int64_t t0, int64_t nt)
+{
+    for (int64_t t = t0; t < L.nlines * L.nsb; t += nt) {
+        const int64_t li = t / L.nsb;
+        const int s = (int)(t % L.nsb);
+        const int e = (s + 1) * RB_SB < L.nb ? (s + 1) * RB_SB : L.nb;
+        const double *bm = L.gbmin + li * L.nb;
+        double m = INFINITY;
+        for (int b = s * RB_SB; b < e; ++b) m = bm[b] < m ? bm[b] : m;
+        L.gsmin[t] = m;
+    }
+}
+
+/* counts, minima and stacks of the segment back into shared memory */
+__host__ __device__ __forceinline__ void wb_load_tables(const wb_lines &L, const wb_seg &g, const wb_sm &m, int tid,
+                                                        int nt)
+{
+    const int64_t t0 = g.li * L.nb + g.b0;
+    for (int j = tid; j < g.b1 - g.b0; j += nt) {
+        m.scnt[j] = wb_ld(L.gcnt + t0 + j);
+        m.sbmin[j] = wb_ld(L.gbmin + t0 + j);
+    }
+    const uint32_t *gw = (const uint32_t *)L.gstk + t0 * (RB_S / 4);
+    for (int i = tid; i < (g.b1 - g.b0) * (RB_S / 4); i += nt) {
+        const int j = i / (RB_S / 4), q = i % (RB_S / 4);
+        const uint32_t v = wb_ld(gw + i);
+        for (int r = 0; r < 4; ++r) m.sstk[(4 * q + r) * L.segb + j] = (unsigned char)(v >> (8 * r));
+    }
+}
+
+/* band tables of one line: the segment's bands [b0, b1) in shared memory, the others global */
+template <class F> struct rb_line_wide {
+    F fg;                             /* f of any site of the line, from the site maps */
+    const double *sf, *sbmin;         /* the segment: f from position org on, minima */
+    const unsigned char *scnt, *sstk; /* counts, stacks (stride segb) */
+    int b0, b1, segb, org;
+    const double *gbmin, *gsmin;      /* the line's global tables */
+    const unsigned char *gcnt, *gstk;
+    __host__ __device__ __forceinline__ bool own(int b) const { return (unsigned)(b - b0) < (unsigned)(b1 - b0); }
+    __host__ __device__ __forceinline__ double bm(int b) const { return own(b) ? sbmin[b - b0] : wb_ld(gbmin + b); }
+    __host__ __device__ __forceinline__ double sm(int s) const { return wb_ld(gsmin + s); }
+    __host__ __device__ __forceinline__ void query(int b, int x, double hx, double &best, int &bi) const
+    {
+        if (own(b)) {
+            rb_sf f;
+            f.sf = sf;
+            f.org = org;
+            rb_query_band(f, sstk + (b - b0), segb, scnt[b - b0], b * RB_S, x, hx, best, bi);
+        } else {
+            rb_query_band(fg, gstk + (int64_t)b * RB_S, 1, wb_ld(gcnt + b), b * RB_S, x, hx, best, bi);
+        }
+    }
+};
+
+template <int COLS>
+__host__ __device__ __forceinline__ void wb_pixels(const wb_lines &L, const wb_seg &g, const wb_sm &m, int tid, int nt)
+{
+    typedef typename wb_mode<COLS>::F F;
+    rb_line_wide<F> a;
+    a.fg = wb_mode<COLS>::line(L, L.line0 + g.li);
+    a.sf = m.sf;
+    a.sbmin = m.sbmin;
+    a.scnt = m.scnt;
+    a.sstk = m.sstk;
+    a.b0 = g.b0;
+    a.b1 = g.b1;
+    a.segb = L.segb;
+    a.org = g.lo;
+    a.gbmin = L.gbmin + g.li * L.nb;
+    a.gsmin = L.gsmin + g.li * L.nsb;
+    a.gcnt = L.gcnt + g.li * L.nb;
+    a.gstk = L.gstk + g.li * L.nb * RB_S;
+    for (int x = g.lo + tid; x < g.hi; x += nt) {
+        double best;
+        int bi;
+        rb_pixel_t(a, L.nb, x, L.ha, best, bi);
+        wb_mode<COLS>::put(L, a.fg, x, best, bi);
+    }
+}
+
+template <int COLS> __global__ void __launch_bounds__(WB_THREADS) edt_wbuild(wb_lines L)
+{
+    extern __shared__ double wb_smem[];
+    const wb_sm m = wb_carve(wb_smem, L.segb);
+    for (int64_t u = blockIdx.x; u < L.nlines * L.nseg; u += gridDim.x) {
+        const wb_seg g = wb_unit(L, u);
+        __syncthreads();
+        wb_load_f<COLS>(L, g, m, threadIdx.x, blockDim.x);
+        __syncthreads();
+        wb_build_bands(L, g, m, threadIdx.x, blockDim.x);
+        __syncthreads();
+        wb_store_stk(L, g, m, threadIdx.x, blockDim.x);
+    }
+}
+
+__global__ void edt_wsmin(wb_lines L)
+{
+    wb_smin(L, (int64_t)blockIdx.x * blockDim.x + threadIdx.x, (int64_t)gridDim.x * blockDim.x);
+}
+
+template <int COLS> __global__ void __launch_bounds__(WB_THREADS) edt_wquery(wb_lines L)
+{
+    extern __shared__ double wb_smem[];
+    const wb_sm m = wb_carve(wb_smem, L.segb);
+    for (int64_t u = blockIdx.x; u < L.nlines * L.nseg; u += gridDim.x) {
+        const wb_seg g = wb_unit(L, u);
+        __syncthreads();
+        wb_load_f<COLS>(L, g, m, threadIdx.x, blockDim.x);
+        wb_load_tables(L, g, m, threadIdx.x, blockDim.x);
+        __syncthreads();
+        wb_pixels<COLS>(L, g, m, threadIdx.x, blockDim.x);
+    }
+}
+
+/* Table bytes per line of len pixels (each table 256-aligned within a batch). */
+static inline size_t wb_line_bytes(int64_t len)
+{
+    const int64_t nb = (len + RB_S - 1) / RB_S, nsb = (nb + RB_SB - 1) / RB_SB;
+    return (size_t)nb * (sizeof(double) + RB_S + 1) + (size_t)nsb * sizeof(double);
+}
+
+/* Plan of a wide pass over `lines` lines of L.len pixels: segments of seg_px pixels (whole
+ * bands, as many as shared memory allows), batches of lines whose tables fit `area` bytes at tab
+ * (256-aligned); sets L's table fields and the launch shape. L's image fields are the caller's. */
+struct wb_plan {
+    wb_lines L;
+    int64_t lines, batch;
+    size_t smem;
+    int grid_cap;
+};
+
+template <int COLS>
+static iwpp_status wb_prepare(iwpp_context *ctx, wb_plan &P, int64_t lines, int seg_px, char *tab, size_t area)
+{
+    cuda_state *st = cu_state(ctx);
+    wb_lines &L = P.L;
+    L.nb = (int)((L.len + RB_S - 1) / RB_S);
+    L.nsb = (L.nb + RB_SB - 1) / RB_SB;
+    int segb = (seg_px + RB_S - 1) / RB_S;
+    if (segb > L.nb) segb = L.nb;
+    while (segb > 1 && wb_smem_bytes(segb) > st->smem_optin) --segb;
+    L.segb = segb;
+    L.nseg = (L.nb + segb - 1) / segb;
+    P.smem = wb_smem_bytes(segb);
+    if (P.smem > 48 * 1024) {
+        CU_TRY(ctx, cu_allow_smem(st, edt_wbuild<COLS>),
+               "configuring the distance transform's long-line kernels");
+        CU_TRY(ctx, cu_allow_smem(st, edt_wquery<COLS>),
+               "configuring the distance transform's long-line kernels");
+    }
+    int occ = 0;
+    CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, edt_wquery<COLS>, WB_THREADS, P.smem),
+           "sizing the distance transform's long-line kernels");
+    if (occ < 1) occ = 1;
+    P.grid_cap = st->sms * occ * 4;
+    const size_t al = 256;
+    int64_t batch = (int64_t)(area / (wb_line_bytes(L.len) + 4 * al));
+    if (batch < 1) batch = 1;
+    if (batch > lines) batch = lines;
+    P.lines = lines;
+    P.batch = batch;
+    const size_t nbb = (size_t)batch * (size_t)L.nb, nsbb = (size_t)batch * (size_t)L.nsb;
+    char *p = tab;
+    L.gbmin = (double *)p;
+    p += (nbb * sizeof(double) + al - 1) / al * al;
+    L.gsmin = (double *)p;
+    p += (nsbb * sizeof(double) + al - 1) / al * al;
+    L.gstk = (unsigned char *)p;
+    p += (nbb * RB_S + al - 1) / al * al;
+    L.gcnt = (unsigned char *)p;
+    return IWPP_OK;
+}
+
+/* Bytes of tables wb_prepare needs at least (one line) and would like (every line at once). */
+static inline size_t wb_min_area(int64_t len) { return wb_line_bytes(len) + 4 * 256; }
+
+template <int COLS> static void wb_launch(cudaStream_t s, wb_plan P, int sms)
+{
+    wb_lines &L = P.L;
+    for (int64_t l0 = 0; l0 < P.lines; l0 += P.batch) {
+        L.line0 = l0;
+        L.nlines = P.lines - l0 < P.batch ? P.lines - l0 : P.batch;
+        const unsigned grid = cu_blocks(L.nlines * L.nseg, 1, P.grid_cap);
+        edt_wbuild<COLS><<<grid, WB_THREADS, P.smem, s>>>(L);
+        edt_wsmin<<<cu_blocks(L.nlines * L.nsb, 256, sms * 8), 256, 0, s>>>(L);
+        edt_wquery<COLS><<<grid, WB_THREADS, P.smem, s>>>(L);
+    }
+}
+
 template <typename T>
 static void launch_outer(cudaStream_t s, const void *in, int64_t len, int64_t count, int32_t *sum, int32_t *out)
 {
@@ -516,10 +960,22 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     cuda_state *st = cu_state(ctx);
     cudaStream_t s = st->stream;
     const int64_t w = bin->w, h = bin->h, d = bin->d, n = w * h * d;
-    /* pass C row-parallel when a row's working set fits in shared memory (w up to ~24000 on
-     * Hopper), else one thread per row as pass B */
+    /* Lines too long for one block's shared memory (w, or h in 3D, above ~24000 on Hopper), and
+     * rows of WB_AUTO_MIN_W pixels or more, take the multi-block kernels (edt_wbuild /
+     * edt_wquery). IWPP_CUDA_EDT_WIDE: unset (or negative) = that automatic choice, with segments
+     * of WB_SEG_DEFAULT pixels; 0 (or not a number) = never: lines too long for shared memory take
+     * the one-thread-per-line kernels, as before; N > 0 = every row pass, and in 3D every column
+     * pass, takes the multi-block kernels with segments of N pixels (whole bands of 32), for
+     * tests and measurements. */
+    const char *wb_env = getenv("IWPP_CUDA_EDT_WIDE");
+    const long long wb_want = wb_env ? atoll(wb_env) : -1;
+    const int wb_seg = wb_want > 0 ? (int)(wb_want < (1 << 24) ? wb_want : (1 << 24)) : WB_SEG_DEFAULT;
+    const int64_t wb_max = (int64_t)INT32_MAX - 64; /* positions and band ends stay in int */
+    /* pass C row-parallel when a row's working set fits in shared memory */
     const size_t rb_bytes = rb_smem_bytes(w);
-    const bool rows_fast = rb_bytes <= st->smem_optin && w < 0x7FFFFFFF;
+    const bool rows_fit = rb_bytes <= st->smem_optin && w < 0x7FFFFFFF;
+    const bool rows_fast = rows_fit && (wb_want == 0 || (wb_want < 0 && w < WB_AUTO_MIN_W));
+    const bool rows_wide = !rows_fast && wb_want != 0 && w <= wb_max;
     /* pass B by column tiles when one line of h fits in shared memory: TX lines per tile, the
      * largest power of two up to 32 whose tile stays within CB_TARGET_SMEM (at least 1), no wider
      * than the image; IWPP_CUDA_EDT_COL_TILE (1..32) overrides it for measurements, 0 selects
@@ -527,42 +983,66 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     const size_t cb_line = cb_line_bytes(h);
     const char *cb_env = getenv("IWPP_CUDA_EDT_COL_TILE"); /* "0": the one-thread-per-line pass B */
     const int cb_want = cb_env ? atoi(cb_env) : -1;
-    const bool cols_fast = d > 1 && cb_line <= st->smem_optin && h < 0x7FFFFFFF && cb_want != 0;
+    const bool cols_fit = cb_line <= st->smem_optin && h < 0x7FFFFFFF;
+    const bool cols_fast = d > 1 && cols_fit && cb_want != 0 && wb_want <= 0;
+    const bool cols_wide = d > 1 && !cols_fast && h <= wb_max && (wb_want > 0 || (wb_want < 0 && !cols_fit));
     int cb_tx = 1;
     if (cols_fast) {
         while (cb_tx < 32 && (size_t)(cb_tx * 2) * cb_line <= CB_TARGET_SMEM && cb_tx < w) cb_tx *= 2;
         if (cb_want >= 1 && cb_want <= 32 && (size_t)cb_want * cb_line <= st->smem_optin) cb_tx = cb_want;
     }
     /* site maps: ny (2D) / nz, ny2, nz2 (3D), then the envelope stacks for a batch of lines
-     * (pass B's lines of h in 3D, pass C's lines of w without rows_fast) */
-    /* pass A summaries (2 per segment and line) share the envelope stacks' space */
+     * (pass B's lines of h in 3D, pass C's lines of w, when one thread takes a line) */
+    /* pass A summaries (2 per segment and line) and the long-line tables share that space */
     const size_t maps = (size_t)n * sizeof(int32_t) * (d > 1 ? 3 : 1);
     const size_t maps_al = (maps + 255) & ~(size_t)255;
     const int64_t lines_c = h * d, lines_b = w * d;
     int64_t maxlen = 0, maxlines = 0;
-    if (d > 1 && !cols_fast) {
+    if (d > 1 && !cols_fast && !cols_wide) {
         maxlen = h;
         maxlines = lines_b;
     }
-    if (!rows_fast) {
+    if (!rows_fast && !rows_wide) {
         if (w > maxlen) maxlen = w;
         if (lines_c > maxlines) maxlines = lines_c;
     }
+    size_t free_bytes = 0;
+    if (maxlen > 0 || rows_wide || cols_wide) {
+        size_t tot = 0;
+        cudaMemGetInfo(&free_bytes, &tot);
+        cudaGetLastError();
+    }
     int64_t L = 0;
     if (maxlen > 0) {
-        size_t fr = 0, tot = 0;
-        cudaMemGetInfo(&fr, &tot);
-        cudaGetLastError();
         size_t budget = (size_t)3 << 29; /* 1.5 GiB of stacks at most */
-        if (fr > maps_al && (fr - maps_al) / 2 < budget) budget = (fr - maps_al) / 2;
+        if (free_bytes > maps_al && (free_bytes - maps_al) / 2 < budget) budget = (free_bytes - maps_al) / 2;
         L = (int64_t)(budget / ((size_t)maxlen * 20));
         if (L > maxlines) L = maxlines;
         if (L < 1) L = 1;
+    }
+    /* long-line tables: all lines at once if within 1 GiB (and half the free memory), else
+     * batches; at least one line of each wide pass */
+    size_t wb_area = 0;
+    if (rows_wide || cols_wide) {
+        size_t want = 0, least = 0;
+        if (rows_wide) {
+            want = wb_min_area(w) * (size_t)lines_c;
+            least = wb_min_area(w);
+        }
+        if (cols_wide) {
+            if (wb_min_area(h) * (size_t)lines_b > want) want = wb_min_area(h) * (size_t)lines_b;
+            if (wb_min_area(h) > least) least = wb_min_area(h);
+        }
+        size_t budget = (size_t)1 << 30;
+        if (free_bytes > maps_al && (free_bytes - maps_al) / 2 < budget) budget = (free_bytes - maps_al) / 2;
+        wb_area = want < budget ? want : budget;
+        if (wb_area < least) wb_area = least;
     }
     const int64_t alen = d > 1 ? w * h : w, acount = d > 1 ? d : h;
     const size_t sum_bytes = (size_t)2 * (size_t)alen * (size_t)((acount + SEG_A - 1) / SEG_A) * sizeof(int32_t);
     size_t stack_bytes = (size_t)L * (size_t)maxlen * 20;
     if (stack_bytes < sum_bytes) stack_bytes = sum_bytes;
+    if (stack_bytes < wb_area) stack_bytes = wb_area;
     void *mem = NULL;
     iwpp_status e = cu_scratch(ctx, maps_al + stack_bytes, &mem);
     if (e != IWPP_OK) return e;
@@ -586,7 +1066,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
             rb_kern = edt_rows<512>;
         }
         if (rb_bytes > 48 * 1024)
-            CU_TRY(ctx, cudaFuncSetAttribute(rb_kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)rb_bytes),
+            CU_TRY(ctx, cu_allow_smem(st, rb_kern),
                    "configuring the distance transform's row kernel");
         const unsigned block = rb_threads;
         if (w < (int64_t)rb_threads) rb_threads = (unsigned)((w + 31) / 32 * 32);
@@ -601,13 +1081,44 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     const size_t cb_bytes = (size_t)cb_tx * cb_line;
     if (cols_fast) {
         if (cb_bytes > 48 * 1024)
-            CU_TRY(ctx, cudaFuncSetAttribute(edt_cols, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cb_bytes),
+            CU_TRY(ctx, cu_allow_smem(st, edt_cols),
                    "configuring the distance transform's column kernel");
         int occ = 0;
         CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, edt_cols, CB_THREADS, cb_bytes),
                "sizing the distance transform's column kernel");
         if (occ < 1) occ = 1;
         cb_grid = cu_blocks((w + cb_tx - 1) / cb_tx * d, 1, st->sms * occ * 4);
+    }
+
+    wb_plan wrow, wcol;
+    memset(&wrow, 0, sizeof wrow);
+    memset(&wcol, 0, sizeof wcol);
+    if (cols_wide) {
+        wb_lines &C = wcol.L;
+        C.nz = m0;
+        C.w = w;
+        C.h = h;
+        C.len = h;
+        C.ha = sp[1];
+        C.hy = sp[1];
+        C.hz = sp[2];
+        C.ny2 = m0 + n;
+        C.nz2 = m0 + 2 * n;
+        if ((e = wb_prepare<1>(ctx, wcol, lines_b, wb_seg, stk, wb_area)) != IWPP_OK) return e;
+    }
+    if (rows_wide) {
+        wb_lines &R = wrow.L;
+        R.ny = d > 1 ? m0 + n : m0;
+        R.nz = d > 1 ? m0 + 2 * n : NULL;
+        R.w = w;
+        R.h = h;
+        R.len = w;
+        R.ha = sp[0];
+        R.hy = sp[1];
+        R.hz = sp[2];
+        R.dist = (float *)dist->ptr;
+        R.nearest = nearest ? (int64_t *)nearest->ptr : NULL;
+        if ((e = wb_prepare<0>(ctx, wrow, lines_c, wb_seg, stk, wb_area)) != IWPP_OK) return e;
     }
 
     if ((e = cu_timer_start(ctx)) != IWPP_OK) return e;
@@ -623,6 +1134,8 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         if (cols_fast) {
             edt_cols<<<cb_grid, CB_THREADS, cb_bytes, s>>>(m0, ny2, nz2, w, h, d, cb_tx, (int64_t)cb_line, sp[1],
                                                            sp[2]);
+        } else if (cols_wide) {
+            wb_launch<1>(s, wcol, st->sms);
         } else {
             for (int64_t l0 = 0; l0 < lines_b; l0 += L) {
                 const int64_t nl = lines_b - l0 < L ? lines_b - l0 : L;
@@ -637,6 +1150,8 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         rb_kern<<<rb_grid, rb_threads, rb_bytes, s>>>(ny, nz, (float *)dist->ptr,
                                                        nearest ? (int64_t *)nearest->ptr : NULL, w, h, lines_c,
                                                        sp[0], sp[1], sp[2]);
+    } else if (rows_wide) {
+        wb_launch<0>(s, wrow, st->sms);
     } else {
         for (int64_t l0 = 0; l0 < lines_c; l0 += L) {
             const int64_t nl = lines_c - l0 < L ? lines_c - l0 : L;
@@ -647,7 +1162,8 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     }
     if ((e = cu_timer_stop(ctx)) != IWPP_OK) return e;
     snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-exact-separable%s%s",
-             rows_fast ? "/banded-rows" : "", cols_fast ? "/banded-cols" : "");
+             rows_fast ? "/banded-rows" : rows_wide ? "/wide-rows" : "",
+             cols_fast ? "/banded-cols" : cols_wide ? "/wide-cols" : "");
     ctx->stats.rounds = d > 1 ? 3 : (h > 1 ? 2 : 1);
     return IWPP_OK;
 }
@@ -786,7 +1302,7 @@ static iwpp_status dan_queue(iwpp_context *ctx, unsigned long long *vr, const ge
     const size_t smem = mlq_smem_bytes<IdxT>(VARIANT, g.n, &threshold);
     auto kern = mlq_kernel<dan_op<IdxT>, IdxT, VARIANT>;
     if (smem > 48 * 1024)
-        CU_TRY(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
+        CU_TRY(ctx, cu_allow_smem(st, kern),
                "configuring the queue kernel");
     int occ = 0;
     CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kern, MLQ_THREADS, smem), "sizing the queue kernel");

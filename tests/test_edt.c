@@ -235,6 +235,82 @@ static void test_wide_rows(void **state)
     assert_int_equal(fails, 0);
 }
 
+/* CUDA passes C and B (3D) for lines too long for one block's shared memory: band tables in
+ * global memory, a line over several blocks (cuda/edt.cu, edt_wbuild / edt_wquery).
+ * IWPP_CUDA_EDT_WIDE=N forces that path on every line with segments of N pixels: 64 and 96 put
+ * 2 and 3 bands in a segment, so these sizes cross segment, band and superband (1024 pixel)
+ * boundaries in rows and, in 3D, in columns along y; then rows of 30000 pixels and columns of
+ * 30000 (3D), too long for shared memory on any current GPU, take it without the switch, and
+ * IWPP_CUDA_EDT_WIDE=0 gives them the one-thread-per-line kernels. */
+static int cuda_wide_sparse(uint64_t seed, odims d, const double *sp)
+{
+    trng r;
+    trng_seed(&r, seed);
+    double *b = vol_alloc(d);
+    gen_binary(&r, d, 0.998, 1.0, b);
+    b[odims_count(d) / 3] = 0.0;
+    ecase c = {IWPP_U8, d, b, sp, sp != SP_MICRO, 0, 0, 0, "long lines, sparse background", seed};
+    int fails = run_case(&c);
+    free(b);
+    return fails;
+}
+
+/* the path the exact transform takes on an image of size d (one background pixel), from the
+ * variant the first configuration's context reports: it must (present) or must not contain want */
+static int cuda_wide_variant(odims d, const char *want, int present)
+{
+    double *b = vol_alloc(d);
+    gen_const(d, 1.0, b);
+    b[0] = 0.0;
+    timg bin, dist;
+    if (!timg_init(&bin, IWPP_U8, d, 0, 0) || !timg_init(&dist, IWPP_F32, d, 0, 0)) fail_msg("out of memory in the test");
+    timg_load(&bin, b);
+    iwpp_context *ctx = g_cfg[0].ctx;
+    const char *what = fmt("edt exact %lldx%lldx%lld [%s]", (long long)d.w, (long long)d.h, (long long)d.d, g_cfg[0].name);
+    int bad = check_ok(iwpp_distance_transform(ctx, &bin.v, IWPP_EDT_EXACT, NULL, &dist.v, NULL), ctx, what);
+    iwpp_stats s;
+    if (!bad && (iwpp_context_stats(ctx, &s) != IWPP_OK || !strstr(s.variant, want) != !present)) {
+        print_error("FAIL: %s: expected the variant %s \"%s\", got \"%s\"\n", what,
+                    present ? "to contain" : "not to contain", want, s.variant);
+        bad = 1;
+    }
+    timg_free(&bin);
+    timg_free(&dist);
+    free(b);
+    return bad;
+}
+
+static void test_cuda_wide_lines(void **state)
+{
+    (void)state;
+    if (g_backend != IWPP_BACKEND_CUDA) skip();
+    static const odims forced[] = {{2100, 3, 1}, {300, 5, 1}, {33, 2, 1}, {70, 4, 3}, {5, 1100, 2}, {2, 2, 40}};
+    const odims wide_row = {30000, 2, 1}, tall_col = {3, 30000, 2};
+    int fails = 0;
+    setenv("IWPP_CUDA_EDT_WIDE", "64", 1);
+    fails += random_cases(1100, forced, sizeof forced / sizeof forced[0]);
+    fails += cuda_wide_sparse(1150, (odims){4000, 2, 1}, SP_MICRO);
+    fails += cuda_wide_sparse(1151, (odims){3, 3000, 2}, SP_ANISO);
+    fails += cuda_wide_variant((odims){40, 3, 1}, "/wide-rows", 1);
+    fails += cuda_wide_variant((odims){4, 50, 3}, "/wide-rows/wide-cols", 1);
+    setenv("IWPP_CUDA_EDT_WIDE", "96", 1);
+    fails += random_cases(1200, forced, 5);
+    unsetenv("IWPP_CUDA_EDT_WIDE");
+    fails += cuda_wide_sparse(1300, wide_row, NULL);
+    fails += cuda_wide_sparse(1301, wide_row, SP_ANISO2);
+    fails += cuda_wide_sparse(1302, tall_col, SP_ANISO);
+    fails += cuda_wide_variant(wide_row, "/wide-rows", 1);
+    fails += cuda_wide_variant(tall_col, "/banded-rows/wide-cols", 1);
+    fails += cuda_wide_variant((odims){400, 300, 1}, "/banded-rows", 1);
+    setenv("IWPP_CUDA_EDT_WIDE", "0", 1);
+    fails += cuda_wide_sparse(1303, wide_row, SP_ANISO);
+    fails += cuda_wide_sparse(1304, tall_col, NULL);
+    fails += cuda_wide_variant(wide_row, "wide", 0);
+    fails += cuda_wide_variant(tall_col, "wide", 0);
+    unsetenv("IWPP_CUDA_EDT_WIDE");
+    assert_int_equal(fails, 0);
+}
+
 static void test_non_dyadic_spacing(void **state)
 {
     (void)state;
@@ -373,6 +449,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_non_dyadic_spacing), cmocka_unit_test(test_degenerate),
         cmocka_unit_test(test_strided),    cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_long_lines), cmocka_unit_test(test_wide_rows),
+        cmocka_unit_test(test_cuda_wide_lines),
     };
     int failed = HARNESS_RUN("edt", tests);
     harness_fini();
