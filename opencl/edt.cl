@@ -152,6 +152,18 @@ inline double f_at(const line_ctx *L, int s)
 }
 
 /* Builds the envelope of line `line` (n pixels) in v; returns the top index or -1. */
+/* Whether site q's parabola (value fq) hides site p on the lower envelope, p's predecessor
+ * there being pp: q overtakes p no later than p overtook pp. The CPU's expression, operation
+ * for operation (native/cpu/edt.c), so that every backend keeps the same sites. */
+inline int env_hides(double fq, int q, double fp, int p, double fpp, int pp, double h2)
+{
+    const double num = (fq - fp) + h2 * (double)((long)(q - p) * (long)(q + p));
+    const double den = 2.0 * h2 * (double)(q - p);
+    const double zn = (fp - fpp) + h2 * (double)((long)(p - pp) * (long)(p + pp));
+    const double zd = 2.0 * h2 * (double)(p - pp);
+    return !(num * zd > zn * den);
+}
+
 inline int envelope_build(const line_ctx *L, int n, double h, __global int *v, size_t nlines,
                           size_t line)
 {
@@ -163,13 +175,8 @@ inline int envelope_build(const line_ctx *L, int n, double h, __global int *v, s
         while (k >= 0) {
             if (k == 0) break;
             const int p = v[(size_t)k * nlines + line];
-            double num = (fq - f_at(L, p)) + h2 * (double)((long)(q - p) * (long)(q + p));
-            double den = 2.0 * h2 * (double)(q - p);
-            /* the abscissa where p overtook its predecessor pp */
             const int pp = v[(size_t)(k - 1) * nlines + line];
-            double zn = (f_at(L, p) - f_at(L, pp)) + h2 * (double)((long)(p - pp) * (long)(p + pp));
-            double zd = 2.0 * h2 * (double)(p - pp);
-            if (num * zd > zn * den) break;
+            if (!env_hides(fq, q, f_at(L, p), p, f_at(L, pp), pp, h2)) break;
             --k;
         }
         ++k;
@@ -327,11 +334,7 @@ inline int rb_build(__local const int *si, __local const double *sd, const int i
         while (k >= 1) {
             const int p = lo + st[k * ss], pp = lo + st[(k - 1) * ss];
             const double fp = rb_f(si, sd, is3, p, y, hy), fpp = rb_f(si, sd, is3, pp, y, hy);
-            const double num = (fq - fp) + h2 * (double)((long)(q - p) * (long)(q + p));
-            const double den = 2.0 * h2 * (double)(q - p);
-            const double zn = (fp - fpp) + h2 * (double)((long)(p - pp) * (long)(p + pp));
-            const double zd = 2.0 * h2 * (double)(p - pp);
-            if (num * zd > zn * den) break;
+            if (!env_hides(fq, q, fp, p, fpp, pp, h2)) break;
             --k;
         }
         ++k;
@@ -552,11 +555,7 @@ __kernel void edt_wide_build(__global const int *ny, __global const int *nz, __g
                     const int p = lo + st[k * WB_BANDS], pp = lo + st[(k - 1) * WB_BANDS];
                     const double fp = rb_f(li, ld, is3, p - x0, y, hy);
                     const double fpp = rb_f(li, ld, is3, pp - x0, y, hy);
-                    const double num = (fq - fp) + h2 * (double)((long)(q - p) * (long)(q + p));
-                    const double den = 2.0 * h2 * (double)(q - p);
-                    const double zn = (fp - fpp) + h2 * (double)((long)(p - pp) * (long)(p + pp));
-                    const double zd = 2.0 * h2 * (double)(p - pp);
-                    if (num * zd > zn * den) break;
+                    if (!env_hides(fq, q, fp, p, fpp, pp, h2)) break;
                     --k;
                 }
                 ++k;
