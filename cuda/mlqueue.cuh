@@ -206,4 +206,34 @@ static inline size_t mlq_smem_bytes(int variant, int nbr, int *threshold)
     return items * sizeof(IdxT);
 }
 
+/* One launch of the queue phase from @p count initial items (init): clears the counters
+ * (ctr[0..7], and the ATOMIC variant's per-block gcount), runs @p kern on @p blocks blocks,
+ * adds the items taken and the rounds to the stats, and sets *overflowed when a global block
+ * queue dropped items (the caller then re-runs from the partial result). Synchronises. */
+template <typename Kern, typename Op, typename IdxT>
+static iwpp_status mlq_launch(iwpp_context *ctx, Kern kern, int blocks, size_t smem, const Op &op,
+                              const IdxT *init, long long count, IdxT *gq, long long cap, int threshold,
+                              unsigned long long *ctr, unsigned long long *gcount, size_t gc_bytes,
+                              bool *overflowed)
+{
+    cuda_state *st = cu_state(ctx);
+    cudaStream_t s = st->stream;
+    CU_TRY(ctx, cudaMemsetAsync(gcount, 0, gc_bytes, s), "clearing queue counters");
+    CU_TRY(ctx, cudaMemsetAsync(ctr, 0, 8 * sizeof(unsigned long long), s), "clearing counters");
+    mlq_ctl ctl;
+    ctl.visited = ctr + 1;
+    ctl.rounds = ctr + 2;
+    ctl.overflow = ctr + 3;
+    ctl.gcount = gcount;
+    kern<<<blocks, MLQ_THREADS, smem, s>>>(op, init, count, gq, cap, threshold, ctl);
+    CU_TRY(ctx, cudaMemcpyAsync(st->hctr, ctr, 4 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
+           "reading the queue counters");
+    iwpp_status e = cu_sync(ctx, "running the queue phase");
+    if (e != IWPP_OK) return e;
+    ctx->stats.pixels_visited += (int64_t)st->hctr[1];
+    ctx->stats.rounds += (int64_t)st->hctr[2];
+    *overflowed = st->hctr[3] != 0;
+    return IWPP_OK;
+}
+
 #endif

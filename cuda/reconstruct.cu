@@ -338,21 +338,11 @@ static iwpp_status queue_phase(iwpp_context *ctx, T *J, const T *I, const geom &
             gq = (IdxT *)((char *)cs->scratch + init_bytes);
         }
         unsigned long long *gcount = (unsigned long long *)((char *)gq + gq_bytes);
-        CU_TRY(ctx, cudaMemsetAsync(gcount, 0, gc_bytes, s), "clearing queue counters");
-        CU_TRY(ctx, cudaMemsetAsync(ctr, 0, 8 * sizeof(unsigned long long), s), "clearing counters");
-        mlq_ctl ctl;
-        ctl.visited = ctr + 1;
-        ctl.rounds = ctr + 2;
-        ctl.overflow = ctr + 3;
-        ctl.gcount = gcount;
-        kern<<<blocks, MLQ_THREADS, smem, s>>>(op, init, count, gq, cap, threshold, ctl);
-        CU_TRY(ctx, cudaMemcpyAsync(st->hctr, ctr, 4 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
-               "reading the queue counters");
-        iwpp_status e = cu_sync(ctx, "running the queue phase");
+        bool overflowed = false;
+        iwpp_status e = mlq_launch(ctx, kern, blocks, smem, op, init, count, gq, cap, threshold, ctr, gcount,
+                                   gc_bytes, &overflowed);
         if (e != IWPP_OK) return e;
-        ctx->stats.pixels_visited += (int64_t)st->hctr[1];
-        ctx->stats.rounds += (int64_t)st->hctr[2];
-        if (!st->hctr[3]) break; /* no overflow: done */
+        if (!overflowed) break; /* no overflow: done */
     }
     return IWPP_OK;
 }
