@@ -7,6 +7,12 @@
  *    otherwise), carrying iwpp_error_message(ctx). Nothing aborts the JVM.
  *  - Pixels are copied slice by slice with Get/Set<Type>ArrayRegion into one
  *    contiguous buffer: no critical region is held during the long native work.
+ *  - Each slice reference of a caller's Object[] is read once and held (a global
+ *    reference); checks, copy-in and copy-out all use those arrays, so other
+ *    Java threads swapping slices meanwhile cannot make us write past an array.
+ *  - All slices and (backend, device, threads) are checked before a context is
+ *    made or a backend probed; the library checks the rest before it computes.
+ *    A failed call writes no output.
  *  - One context per Java thread (pthread key, destroyed when the thread ends),
  *    re-created when (backend, device, threads) change.
  * C11.
@@ -121,22 +127,35 @@ static double now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
-/** The calling thread's context for these settings, or NULL with an exception pending. */
-static iwpp_context *context_for(JNIEnv *env, jint backend, jint device, jint threads)
+/**
+ * Check (backend, device, threads) before anything else is done (no context,
+ * no backend probed). Returns 0, or -1 with an IllegalArgumentException pending.
+ */
+static int check_settings(JNIEnv *env, jint backend, jint device, jint threads)
 {
     if (backend < IWPP_BACKEND_AUTO || backend > IWPP_BACKEND_OPENCL) {
         throw_fmt(env, IWPP_EINVAL, "backend must be 0 (auto), 1 (cpu), 2 (cuda) or 3 (opencl), not %d.",
                   (int)backend);
-        return NULL;
+        return -1;
     }
     if (device < 0) {
         throw_fmt(env, IWPP_EINVAL, "device must be >= 0, not %d.", (int)device);
-        return NULL;
+        return -1;
     }
-    if (threads < 0) {
-        throw_fmt(env, IWPP_EINVAL, "threads must be >= 0 (0 = all cores), not %d.", (int)threads);
-        return NULL;
+    /* libgomp crashes or exit()s on huge thread counts: refuse them here too */
+    if (threads < 0 || threads > IWPP_MAX_THREADS) {
+        throw_fmt(env, IWPP_EINVAL, "threads must be from 0 (all cores) to %d, not %d.",
+                  IWPP_MAX_THREADS, (int)threads);
+        return -1;
     }
+    return 0;
+}
+
+/** The calling thread's context for these settings, or NULL with an exception pending. */
+static iwpp_context *context_for(JNIEnv *env, jint backend, jint device, jint threads)
+{
+    if (check_settings(env, backend, device, threads))
+        return NULL;
     thread_state *s = state_get(env, 1);
     if (!s)
         return NULL;
@@ -238,14 +257,30 @@ static void *pixels_alloc(size_t bytes)
 
 /* ------------------------------------------------------------ images */
 
-/** A contiguous native copy of an array of Java slices. */
+/*
+ * The caller's Object[] stays writable by other Java threads during a call.
+ * So every slice reference is read exactly once, held in a global reference,
+ * and only those arrays are checked, read and written: a slice swapped
+ * (to another type, length or null) after the check cannot be overrun.
+ */
+
+/** A contiguous native copy of an array of Java slices, and the slices it came from. */
 typedef struct jimage {
     iwpp_image view;
     jsize slices;
+    jobject *refs; /* global references to the checked slices: the only arrays touched */
+    const char *what;
 } jimage;
 
-static void jimage_free(jimage *im)
+static void jimage_free(JNIEnv *env, jimage *im)
 {
+    if (im->refs) {
+        for (jsize z = 0; z < im->slices; ++z)
+            if (im->refs[z])
+                (*env)->DeleteGlobalRef(env, im->refs[z]);
+        free(im->refs);
+        im->refs = NULL;
+    }
     free(im->view.data);
     im->view.data = NULL;
 }
@@ -273,32 +308,44 @@ static const char *java_type_name(iwpp_type t)
     return "?";
 }
 
-/** The pixel type of a Java array object (0 if it is none we know). */
-static iwpp_type type_of(JNIEnv *env, jobject arr)
+static const iwpp_type all_types[4] = {IWPP_U8, IWPP_U16, IWPP_F32, IWPP_I64};
+
+/** The four primitive array classes (local refs), looked up once per image. Returns 0 or -1 (pending). */
+static int array_classes(JNIEnv *env, jclass cls[4])
 {
-    static const iwpp_type all[] = {IWPP_U8, IWPP_U16, IWPP_F32, IWPP_I64};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) {
-        jclass c = (*env)->FindClass(env, array_sig(all[i]));
-        if (!c)
-            return 0;
-        jboolean is = (*env)->IsInstanceOf(env, arr, c);
-        (*env)->DeleteLocalRef(env, c);
-        if (is)
-            return all[i];
+    for (int i = 0; i < 4; ++i) {
+        cls[i] = (*env)->FindClass(env, array_sig(all_types[i]));
+        if (!cls[i]) {
+            for (int j = 0; j < i; ++j)
+                (*env)->DeleteLocalRef(env, cls[j]);
+            return -1;
+        }
     }
     return 0;
 }
 
+/** The pixel type of a Java array object (0 if it is none we know). */
+static iwpp_type type_of(JNIEnv *env, jclass cls[4], jobject arr)
+{
+    for (int i = 0; i < 4; ++i)
+        if ((*env)->IsInstanceOf(env, arr, cls[i]))
+            return all_types[i];
+    return 0;
+}
+
 /**
- * Check @p slices (an array of width*height arrays, all of one type) and make
- * a contiguous native image. @p want: the required type, or 0 for any of
- * U8/U16/F32. With @p copy_in the pixels are copied in, else left undefined.
- * Returns 0, or -1 with an exception pending.
+ * Hold the slices of @p slices in out->refs, check them (all of one type, each
+ * width*height long, none null) and make a contiguous native image. @p want:
+ * the required type, or 0 for any of U8/U16/F32. @p depth_of: if not NULL, the
+ * image whose slice count this one must have. With @p copy_in the pixels are
+ * copied in, else left undefined. Returns 0, or -1 with an exception pending
+ * and nothing held.
  */
-static int jimage_make(JNIEnv *env, const char *what, jobjectArray slices, jint width, jint height,
-                       iwpp_type want, int copy_in, jimage *out)
+static int jimage_build(JNIEnv *env, const char *what, jobjectArray slices, jint width, jint height,
+                        iwpp_type want, const jimage *depth_of, int copy_in, jimage *out)
 {
     memset(out, 0, sizeof *out);
+    out->what = what;
     if (!slices) {
         throw_fmt(env, IWPP_EINVAL, "%s is null.", what);
         return -1;
@@ -314,7 +361,19 @@ static int jimage_make(JNIEnv *env, const char *what, jobjectArray slices, jint 
         throw_fmt(env, IWPP_EINVAL, "%s has no slice.", what);
         return -1;
     }
-    iwpp_type type = 0;
+    if (depth_of && depth != depth_of->slices) {
+        throw_fmt(env, IWPP_EINVAL, "%s has %d slices but %s has %d.", what, (int)depth,
+                  depth_of->what, (int)depth_of->slices);
+        return -1;
+    }
+    out->refs = calloc((size_t)depth, sizeof *out->refs);
+    if (!out->refs) {
+        throw_status(env, IWPP_ENOMEM, "IWPP: out of native memory for the slice references.");
+        return -1;
+    }
+    out->slices = depth;
+
+    /* Read each slice reference once; everything below uses only out->refs. */
     for (jsize z = 0; z < depth; ++z) {
         jobject s = (*env)->GetObjectArrayElement(env, slices, z);
         if ((*env)->ExceptionCheck(env))
@@ -323,35 +382,48 @@ static int jimage_make(JNIEnv *env, const char *what, jobjectArray slices, jint 
             throw_fmt(env, IWPP_EINVAL, "%s: slice %d is null.", what, (int)z + 1);
             return -1;
         }
-        iwpp_type t = type_of(env, s);
-        if ((*env)->ExceptionCheck(env))
+        out->refs[z] = (*env)->NewGlobalRef(env, s);
+        (*env)->DeleteLocalRef(env, s);
+        if (!out->refs[z]) {
+            throw_status(env, IWPP_ENOMEM, "IWPP: out of memory for a JNI global reference.");
             return -1;
+        }
+    }
+
+    jclass cls[4];
+    if (array_classes(env, cls))
+        return -1;
+    iwpp_type type = 0;
+    int bad = 0;
+    for (jsize z = 0; z < depth && !bad; ++z) {
+        jobject s = out->refs[z];
+        iwpp_type t = type_of(env, cls, s);
+        bad = 1;
         if (t == 0 || (want == 0 && t == IWPP_I64)) {
             throw_fmt(env, IWPP_EINVAL,
                       "%s: slice %d is not a byte[], short[] or float[] array.", what, (int)z + 1);
-            return -1;
-        }
-        if (want != 0 && t != want) {
+        } else if (want != 0 && t != want) {
             throw_fmt(env, IWPP_EINVAL, "%s: slice %d is a %s but must be a %s.", what, (int)z + 1,
                       java_type_name(t), java_type_name(want));
-            return -1;
-        }
-        if (z == 0) {
-            type = t;
-        } else if (t != type) {
+        } else if (z > 0 && t != type) {
             throw_fmt(env, IWPP_EINVAL, "%s: slice %d is a %s but slice 1 is a %s.", what,
                       (int)z + 1, java_type_name(t), java_type_name(type));
-            return -1;
+        } else {
+            jsize len = (*env)->GetArrayLength(env, (jarray)s);
+            if ((int64_t)len != plane)
+                throw_fmt(env, IWPP_EINVAL,
+                          "%s: slice %d has %d pixels but width x height is %d x %d = %lld.", what,
+                          (int)z + 1, (int)len, (int)width, (int)height, (long long)plane);
+            else
+                bad = 0;
         }
-        jsize len = (*env)->GetArrayLength(env, (jarray)s);
-        if ((int64_t)len != plane) {
-            throw_fmt(env, IWPP_EINVAL,
-                      "%s: slice %d has %d pixels but width x height is %d x %d = %lld.", what,
-                      (int)z + 1, (int)len, (int)width, (int)height, (long long)plane);
-            return -1;
-        }
-        (*env)->DeleteLocalRef(env, s);
+        type = t;
     }
+    for (int i = 0; i < 4; ++i)
+        (*env)->DeleteLocalRef(env, cls[i]);
+    if (bad)
+        return -1;
+
     size_t esize = iwpp_type_size(type);
     /* plane <= INT32_MAX (a Java array) and depth <= INT32_MAX: no overflow in 64 bits */
     uint64_t bytes = (uint64_t)plane * (uint64_t)depth * esize;
@@ -368,14 +440,11 @@ static int jimage_make(JNIEnv *env, const char *what, jobjectArray slices, jint 
         return -1;
     }
     out->view = iwpp_image_3d(data, type, width, height, depth);
-    out->slices = depth;
     if (copy_in) {
         double t0 = now_ms();
+        jsize n = (jsize)plane;
         for (jsize z = 0; z < depth; ++z) {
-            jobject s = (*env)->GetObjectArrayElement(env, slices, z);
-            if (!s)
-                break;
-            jsize n = (jsize)plane;
+            jobject s = out->refs[z];
             char *dst = (char *)data + (size_t)z * (size_t)plane * esize;
             switch (type) {
             case IWPP_U8: (*env)->GetByteArrayRegion(env, (jbyteArray)s, 0, n, (jbyte *)dst); break;
@@ -383,59 +452,50 @@ static int jimage_make(JNIEnv *env, const char *what, jobjectArray slices, jint 
             case IWPP_F32: (*env)->GetFloatArrayRegion(env, (jfloatArray)s, 0, n, (jfloat *)dst); break;
             case IWPP_I64: (*env)->GetLongArrayRegion(env, (jlongArray)s, 0, n, (jlong *)dst); break;
             }
-            (*env)->DeleteLocalRef(env, s);
             if ((*env)->ExceptionCheck(env))
                 break;
         }
         add_copy_ms(env, t0);
-        if ((*env)->ExceptionCheck(env)) {
-            jimage_free(out);
+        if ((*env)->ExceptionCheck(env))
             return -1;
-        }
     }
     return 0;
 }
 
-/** Copy a native image back into its Java slices. Returns 0, or -1 with an exception pending. */
-static int jimage_store(JNIEnv *env, const jimage *im, jobjectArray slices)
+static int jimage_make(JNIEnv *env, const char *what, jobjectArray slices, jint width, jint height,
+                       iwpp_type want, const jimage *depth_of, int copy_in, jimage *out)
+{
+    if (jimage_build(env, what, slices, width, height, want, depth_of, copy_in, out) == 0)
+        return 0;
+    jimage_free(env, out); /* nothing stays held or allocated after a failure */
+    return -1;
+}
+
+/**
+ * Copy a native image back into the slices held by jimage_make (checked
+ * there: type and length cannot have changed). Returns 0, or -1 with an
+ * exception pending.
+ */
+static int jimage_store(JNIEnv *env, const jimage *im)
 {
     double t0 = now_ms();
     size_t plane = (size_t)(im->view.width * im->view.height);
     size_t esize = iwpp_type_size(im->view.type);
+    jsize n = (jsize)plane;
     for (jsize z = 0; z < im->slices; ++z) {
-        jobject s = (*env)->GetObjectArrayElement(env, slices, z);
-        if (!s)
-            return -1; /* exception pending (the array was checked non-null before) */
+        jobject s = im->refs[z];
         const char *src = (const char *)im->view.data + (size_t)z * plane * esize;
-        jsize n = (jsize)plane;
         switch (im->view.type) {
         case IWPP_U8: (*env)->SetByteArrayRegion(env, (jbyteArray)s, 0, n, (const jbyte *)src); break;
         case IWPP_U16: (*env)->SetShortArrayRegion(env, (jshortArray)s, 0, n, (const jshort *)src); break;
         case IWPP_F32: (*env)->SetFloatArrayRegion(env, (jfloatArray)s, 0, n, (const jfloat *)src); break;
         case IWPP_I64: (*env)->SetLongArrayRegion(env, (jlongArray)s, 0, n, (const jlong *)src); break;
         }
-        (*env)->DeleteLocalRef(env, s);
         if ((*env)->ExceptionCheck(env))
             return -1;
     }
     add_copy_ms(env, t0);
     return 0;
-}
-
-/** Output slices must match the input's slice count (sizes are checked by jimage_make). */
-static int same_depth(JNIEnv *env, const char *what, const jimage *in, jobjectArray out)
-{
-    if (!out) {
-        throw_fmt(env, IWPP_EINVAL, "%s is null.", what);
-        return 0;
-    }
-    jsize n = (*env)->GetArrayLength(env, out);
-    if (n != in->slices) {
-        throw_fmt(env, IWPP_EINVAL, "%s has %d slices but the input has %d.", what, (int)n,
-                  (int)in->slices);
-        return 0;
-    }
-    return 1;
 }
 
 /* ------------------------------------------------------------ queries */
@@ -446,6 +506,13 @@ JNIEXPORT jstring JNICALL Java_iwpp_IwppNative_version(JNIEnv *env, jclass cls)
     char buf[32];
     snprintf(buf, sizeof buf, "%d.%d.%d", IWPP_VERSION_MAJOR, IWPP_VERSION_MINOR, IWPP_VERSION_PATCH);
     return (*env)->NewStringUTF(env, buf);
+}
+
+JNIEXPORT jint JNICALL Java_iwpp_IwppNative_maxThreads(JNIEnv *env, jclass cls)
+{
+    (void)env;
+    (void)cls;
+    return IWPP_MAX_THREADS;
 }
 
 JNIEXPORT jstring JNICALL Java_iwpp_IwppNative_backendUnavailableReason(JNIEnv *env, jclass cls,
@@ -505,13 +572,19 @@ JNIEXPORT jobjectArray JNICALL Java_iwpp_IwppNative_deviceInfo(JNIEnv *env, jcla
     if (!a)
         return NULL;
     (*env)->SetObjectArrayElement(env, r, 0, a);
+    if ((*env)->ExceptionCheck(env))
+        return NULL;
     jstring b = (*env)->NewStringUTF(env, info.platform);
     if (!b)
         return NULL;
     (*env)->SetObjectArrayElement(env, r, 1, b);
+    if ((*env)->ExceptionCheck(env))
+        return NULL;
     if (numbers) {
         jlong v[3] = {(jlong)info.global_memory, info.compute_units, info.is_gpu};
         (*env)->SetLongArrayRegion(env, numbers, 0, 3, v);
+        if ((*env)->ExceptionCheck(env))
+            return NULL;
     }
     return r;
 }
@@ -530,7 +603,7 @@ JNIEXPORT jdoubleArray JNICALL Java_iwpp_IwppNative_lastStats(JNIEnv *env, jclas
     jdoubleArray r = (*env)->NewDoubleArray(env, 9);
     if (r)
         (*env)->SetDoubleArrayRegion(env, r, 0, 9, v);
-    return r;
+    return r; /* NULL with OutOfMemoryError pending, or the figures */
 }
 
 JNIEXPORT jstring JNICALL Java_iwpp_IwppNative_lastVariant(JNIEnv *env, jclass cls)
@@ -558,21 +631,24 @@ JNIEXPORT void JNICALL Java_iwpp_IwppNative_reconstruct(JNIEnv *env, jclass cls,
         throw_fmt(env, IWPP_EINVAL, "mode must be 0 (by dilation) or 1 (by erosion), not %d.", (int)mode);
         return;
     }
-    iwpp_context *ctx = context_for(env, backend, device, threads);
-    if (!ctx)
+    if (check_settings(env, backend, device, threads))
         return;
     jimage mk, ms;
-    if (jimage_make(env, "marker", marker, width, height, 0, 1, &mk))
+    if (jimage_make(env, "marker", marker, width, height, 0, NULL, 1, &mk))
         return;
-    if (jimage_make(env, "mask", mask, width, height, 0, 1, &ms)) {
-        jimage_free(&mk);
+    if (jimage_make(env, "mask", mask, width, height, 0, &mk, 1, &ms)) {
+        jimage_free(env, &mk);
         return;
     }
-    iwpp_status st = iwpp_reconstruct(ctx, &mk.view, &ms.view, connectivity, (iwpp_morph_mode)mode);
-    jimage_free(&ms);
-    if (!check(env, ctx, st) && !jimage_store(env, &mk, marker))
-        record_success(env, t0);
-    jimage_free(&mk);
+    iwpp_context *ctx = context_for(env, backend, device, threads);
+    if (ctx) {
+        iwpp_status st =
+            iwpp_reconstruct(ctx, &mk.view, &ms.view, connectivity, (iwpp_morph_mode)mode);
+        if (!check(env, ctx, st) && !jimage_store(env, &mk))
+            record_success(env, t0);
+    }
+    jimage_free(env, &ms);
+    jimage_free(env, &mk);
 }
 
 JNIEXPORT void JNICALL Java_iwpp_IwppNative_distanceTransform(
@@ -586,33 +662,28 @@ JNIEXPORT void JNICALL Java_iwpp_IwppNative_distanceTransform(
         throw_fmt(env, IWPP_EINVAL, "method must be 0 (exact) or 1 (Danielsson), not %d.", (int)method);
         return;
     }
-    iwpp_context *ctx = context_for(env, backend, device, threads);
-    if (!ctx)
+    if (check_settings(env, backend, device, threads))
         return;
     jimage in, d, n;
+    memset(&d, 0, sizeof d);
     memset(&n, 0, sizeof n);
-    if (jimage_make(env, "binary", binary, width, height, 0, 1, &in))
+    if (jimage_make(env, "binary", binary, width, height, 0, NULL, 1, &in))
         return;
-    if (!same_depth(env, "dist", &in, dist) ||
-        jimage_make(env, "dist", dist, width, height, IWPP_F32, 0, &d)) {
-        jimage_free(&in);
-        return;
+    iwpp_context *ctx = NULL;
+    if (!jimage_make(env, "dist", dist, width, height, IWPP_F32, &in, 0, &d) &&
+        !(nearest && jimage_make(env, "nearest", nearest, width, height, IWPP_I64, &in, 0, &n)))
+        ctx = context_for(env, backend, device, threads);
+    if (ctx) {
+        const double spacing[3] = {sx, sy, sz};
+        iwpp_status st = iwpp_distance_transform(ctx, &in.view, (iwpp_edt_method)method, spacing,
+                                                 &d.view, nearest ? &n.view : NULL);
+        /* both stores go to held, checked arrays, so neither can fail halfway */
+        if (!check(env, ctx, st) && !jimage_store(env, &d) && (!nearest || !jimage_store(env, &n)))
+            record_success(env, t0);
     }
-    if (nearest && (!same_depth(env, "nearest", &in, nearest) ||
-                    jimage_make(env, "nearest", nearest, width, height, IWPP_I64, 0, &n))) {
-        jimage_free(&in);
-        jimage_free(&d);
-        return;
-    }
-    const double spacing[3] = {sx, sy, sz};
-    iwpp_status st = iwpp_distance_transform(ctx, &in.view, (iwpp_edt_method)method, spacing, &d.view,
-                                             nearest ? &n.view : NULL);
-    jimage_free(&in);
-    if (!check(env, ctx, st) && !jimage_store(env, &d, dist) &&
-        (!nearest || !jimage_store(env, &n, nearest)))
-        record_success(env, t0);
-    jimage_free(&d);
-    jimage_free(&n);
+    jimage_free(env, &in);
+    jimage_free(env, &d);
+    jimage_free(env, &n);
 }
 
 typedef iwpp_status (*unary_fn)(iwpp_context *, const iwpp_image *, int, iwpp_image *);
@@ -627,38 +698,40 @@ static void run_unary(JNIEnv *env, jint backend, jint device, jint threads, jobj
                       param_kind pk, double h, int radius, int which)
 {
     double t0 = call_start(env);
-    iwpp_context *ctx = context_for(env, backend, device, threads);
-    if (!ctx)
+    if (check_settings(env, backend, device, threads))
         return;
     jimage in, out;
-    if (jimage_make(env, "in", in_arr, width, height, 0, 1, &in))
+    if (jimage_make(env, "in", in_arr, width, height, 0, NULL, 1, &in))
         return;
-    if (!same_depth(env, "out", &in, out_arr) ||
-        jimage_make(env, "out", out_arr, width, height, out_u8 ? IWPP_U8 : in.view.type, 0, &out)) {
-        jimage_free(&in);
+    if (jimage_make(env, "out", out_arr, width, height, out_u8 ? IWPP_U8 : in.view.type, &in, 0,
+                    &out)) {
+        jimage_free(env, &in);
         return;
     }
-    iwpp_status st;
-    switch (pk) {
-    case P_H:
-        st = which ? iwpp_h_minima(ctx, &in.view, h, connectivity, &out.view)
-                   : iwpp_h_maxima(ctx, &in.view, h, connectivity, &out.view);
-        break;
-    case P_RADIUS:
-        st = which ? iwpp_closing_by_reconstruction(ctx, &in.view, radius, connectivity, &out.view)
-                   : iwpp_opening_by_reconstruction(ctx, &in.view, radius, connectivity, &out.view);
-        break;
-    default: {
-        static const unary_fn fns[4] = {iwpp_fill_holes, iwpp_kill_borders, iwpp_regional_maxima,
-                                        iwpp_regional_minima};
-        st = fns[which](ctx, &in.view, connectivity, &out.view);
-        break;
+    iwpp_context *ctx = context_for(env, backend, device, threads);
+    if (ctx) {
+        iwpp_status st;
+        switch (pk) {
+        case P_H:
+            st = which ? iwpp_h_minima(ctx, &in.view, h, connectivity, &out.view)
+                       : iwpp_h_maxima(ctx, &in.view, h, connectivity, &out.view);
+            break;
+        case P_RADIUS:
+            st = which ? iwpp_closing_by_reconstruction(ctx, &in.view, radius, connectivity, &out.view)
+                       : iwpp_opening_by_reconstruction(ctx, &in.view, radius, connectivity, &out.view);
+            break;
+        default: {
+            static const unary_fn fns[4] = {iwpp_fill_holes, iwpp_kill_borders, iwpp_regional_maxima,
+                                            iwpp_regional_minima};
+            st = fns[which](ctx, &in.view, connectivity, &out.view);
+            break;
+        }
+        }
+        if (!check(env, ctx, st) && !jimage_store(env, &out))
+            record_success(env, t0);
     }
-    }
-    jimage_free(&in);
-    if (!check(env, ctx, st) && !jimage_store(env, &out, out_arr))
-        record_success(env, t0);
-    jimage_free(&out);
+    jimage_free(env, &in);
+    jimage_free(env, &out);
 }
 
 JNIEXPORT void JNICALL Java_iwpp_IwppNative_fillHoles(JNIEnv *env, jclass cls, jint b, jint d, jint t,

@@ -36,6 +36,7 @@ const char *iwpp_status_name(iwpp_status status)
     case IWPP_EDEVICE: return "IWPP_EDEVICE (backend or device unavailable)";
     case IWPP_EUNSUPPORTED: return "IWPP_EUNSUPPORTED (not supported)";
     case IWPP_EINTERNAL: return "IWPP_EINTERNAL (internal error)";
+    case IWPP_ECANCELED: return "IWPP_ECANCELED (cancelled)";
     }
     return "unknown status";
 }
@@ -52,9 +53,9 @@ int iwpp_cpu_threads(const iwpp_context *ctx)
     int t = ctx ? ctx->threads : 0;
     if (t > 0) return t;
 #ifdef _OPENMP
-    return omp_get_num_procs();
+    int n = omp_get_num_procs();
 #else
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
 #endif
+    return n < 1 ? 1 : n > IWPP_MAX_THREADS ? IWPP_MAX_THREADS : (int)n;
 }

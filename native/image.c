@@ -37,7 +37,9 @@ iwpp_image iwpp_image_3d(void *data, iwpp_type type, int64_t width, int64_t heig
     im.height = height;
     im.depth = depth;
     im.stride_y = width;
-    im.stride_z = width * height;
+    /* No multiplication that can overflow: oversized views keep stride 0 ("contiguous") and
+       are refused by every operation's size check ("too many pixels"). */
+    im.stride_z = (width > 0 && height > 0 && width <= INT64_MAX / height) ? width * height : 0;
     return im;
 }
 

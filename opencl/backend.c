@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "ocl.h"
 #include "neighborhood.h"
+#include "sigguard.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -288,6 +289,35 @@ static iwpp_status build_program(iwpp_context *ctx, int prog, iwpp_type type, cl
     return IWPP_OK;
 }
 
+/*
+ * One cl_context and one set of programs per device for the whole process, made on first use
+ * under g_shared_lock: a program is compiled once per process (PoCL takes seconds per build),
+ * and never by two threads at once (LLVM inside PoCL is not safe for concurrent builds with
+ * temporary files). Each iwpp context keeps its own queue and its own cl_kernel objects
+ * (clSetKernelArg is not thread-safe on a shared kernel).
+ */
+typedef struct shared_dev {
+    cl_context context;
+    cl_program progs[IWPP_OCL_NPROG][IWPP_OCL_NTYPES];
+} shared_dev;
+
+static pthread_mutex_t g_shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static shared_dev g_shared[MAX_DEVICES];
+
+static iwpp_status shared_program(iwpp_context *ctx, int prog, int ti, cl_program *out)
+{
+    iwpp_ocl *s = iwpp_ocl_state(ctx);
+    pthread_mutex_lock(&g_shared_lock);
+    cl_program *p = &g_shared[s->dev_index].progs[prog][ti];
+    iwpp_status st = *p ? IWPP_OK : build_program(ctx, prog, (iwpp_type)ti, p);
+    if (st == IWPP_OK) {
+        s->api->clRetainProgram(*p);
+        *out = *p;
+    }
+    pthread_mutex_unlock(&g_shared_lock);
+    return st;
+}
+
 iwpp_status iwpp_ocl_kernel(iwpp_context *ctx, int prog, iwpp_type type, const char *name,
                             cl_kernel *out)
 {
@@ -295,7 +325,7 @@ iwpp_status iwpp_ocl_kernel(iwpp_context *ctx, int prog, iwpp_type type, const c
     int ti = (type == IWPP_U8 || type == IWPP_U16) ? (int)type : IWPP_F32;
     iwpp_ocl_program *pr = &s->progs[prog][ti];
     if (!pr->prog) {
-        iwpp_status st = build_program(ctx, prog, (iwpp_type)ti, &pr->prog);
+        iwpp_status st = shared_program(ctx, prog, ti, &pr->prog);
         if (st != IWPP_OK) return st;
     }
     for (int i = 0; i < pr->nk; ++i)
@@ -373,8 +403,19 @@ static iwpp_status ocl_open(iwpp_context *ctx)
     }
     free(ext);
     cl_int err = CL_SUCCESS;
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)s->platform, 0};
-    s->context = api->clCreateContext(props, 1, &s->device, NULL, NULL, &err);
+    s->dev_index = ctx->device;
+    pthread_mutex_lock(&g_shared_lock);
+    shared_dev *sd = &g_shared[ctx->device];
+    if (!sd->context) {
+        cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)s->platform, 0};
+        sd->context = api->clCreateContext(props, 1, &s->device, NULL, NULL, &err);
+        if (err == CL_SUCCESS && !sd->context) err = CL_OUT_OF_HOST_MEMORY;
+    }
+    if (sd->context) {
+        api->clRetainContext(sd->context); /* the process-wide record keeps its own reference */
+        s->context = sd->context;
+    }
+    pthread_mutex_unlock(&g_shared_lock);
     if (err != CL_SUCCESS || !s->context) {
         iwpp_status st = iwpp_ocl_fail(ctx, err, "creating a context");
         ocl_close(ctx);
@@ -503,22 +544,140 @@ static iwpp_status ocl_download(iwpp_context *ctx, const iwpp_buf *src, iwpp_ima
     return IWPP_OK;
 }
 
+/* OpenCL has no query of free memory: the device's global memory, less a tenth for other
+ * users, and at most what the largest single buffer allows (the reconstruction's 32-bit working
+ * copy of J takes 4 bytes a pixel of the ~10.5 it needs in all). */
+static uint64_t ocl_mem_free(iwpp_context *ctx)
+{
+    iwpp_ocl *s = iwpp_ocl_state(ctx);
+    if (!s) return 0;
+    double global = 0.9 * (double)s->global_mem, by_alloc = 2.5 * (double)s->max_alloc;
+    return (uint64_t)(global < by_alloc ? global : by_alloc);
+}
+
+/* ------------------------------------------------------------------------ */
+/* the table: every entry runs inside the signal guard (sigguard.c), because the
+ * OpenCL runtime (PoCL's LLVM) may replace the process's signal handlers in any of
+ * them: at load, device enumeration, context creation or a kernel build. */
+
+static int g_probe(char *reason, size_t reason_size)
+{
+    iwpp_signals_enter();
+    int r = ocl_probe(reason, reason_size);
+    iwpp_signals_leave();
+    return r;
+}
+static int g_device_count(void)
+{
+    iwpp_signals_enter();
+    int r = ocl_device_count();
+    iwpp_signals_leave();
+    return r;
+}
+static iwpp_status g_device_info(int index, iwpp_device_info *out)
+{
+    iwpp_signals_enter();
+    iwpp_status r = ocl_device_info(index, out);
+    iwpp_signals_leave();
+    return r;
+}
+static iwpp_status g_open(iwpp_context *ctx)
+{
+    iwpp_signals_enter();
+    iwpp_status r = ocl_open(ctx);
+    iwpp_signals_leave();
+    return r;
+}
+static void g_close(iwpp_context *ctx)
+{
+    iwpp_signals_enter();
+    ocl_close(ctx);
+    iwpp_signals_leave();
+}
+static iwpp_status g_buf_alloc(iwpp_context *ctx, iwpp_buf *b)
+{
+    iwpp_signals_enter();
+    iwpp_status r = ocl_buf_alloc(ctx, b);
+    iwpp_signals_leave();
+    return r;
+}
+static void g_buf_free(iwpp_context *ctx, iwpp_buf *b)
+{
+    iwpp_signals_enter();
+    ocl_buf_free(ctx, b);
+    iwpp_signals_leave();
+}
+static iwpp_status g_upload(iwpp_context *ctx, iwpp_buf *dst, const iwpp_image *src)
+{
+    iwpp_signals_enter();
+    iwpp_status r = ocl_upload(ctx, dst, src);
+    iwpp_signals_leave();
+    return r;
+}
+static iwpp_status g_download(iwpp_context *ctx, const iwpp_buf *src, iwpp_image *dst)
+{
+    iwpp_signals_enter();
+    iwpp_status r = ocl_download(ctx, src, dst);
+    iwpp_signals_leave();
+    return r;
+}
+static iwpp_status g_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask,
+                                 int connectivity, iwpp_morph_mode mode)
+{
+    iwpp_signals_enter();
+    iwpp_status r = iwpp_ocl_reconstruct(ctx, marker, mask, connectivity, mode);
+    iwpp_signals_leave();
+    return r;
+}
+static iwpp_status g_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_method method,
+                         const double spacing[3], iwpp_buf *dist, iwpp_buf *nearest)
+{
+    iwpp_signals_enter();
+    iwpp_status r = iwpp_ocl_edt(ctx, binary, method, spacing, dist, nearest);
+    iwpp_signals_leave();
+    return r;
+}
+static iwpp_status g_pointwise(iwpp_context *ctx, iwpp_pw_op op, iwpp_buf *dst, const iwpp_buf *a,
+                               const iwpp_buf *b, double s)
+{
+    iwpp_signals_enter();
+    iwpp_status r = iwpp_ocl_pointwise(ctx, op, dst, a, b, s);
+    iwpp_signals_leave();
+    return r;
+}
+static iwpp_status g_morph_unit(iwpp_context *ctx, iwpp_buf *dst, const iwpp_buf *src,
+                                int connectivity, iwpp_morph_mode mode, int iterations)
+{
+    iwpp_signals_enter();
+    iwpp_status r = iwpp_ocl_morph_unit(ctx, dst, src, connectivity, mode, iterations);
+    iwpp_signals_leave();
+    return r;
+}
+static iwpp_status g_minmax(iwpp_context *ctx, const iwpp_buf *a, double *min, double *max)
+{
+    iwpp_signals_enter();
+    iwpp_status r = iwpp_ocl_minmax(ctx, a, min, max);
+    iwpp_signals_leave();
+    return r;
+}
+
 const iwpp_backend_ops iwpp_opencl_backend = {
     .kind = IWPP_BACKEND_OPENCL,
     .name = "OpenCL",
-    .probe = ocl_probe,
-    .device_count = ocl_device_count,
-    .device_info = ocl_device_info,
-    .open = ocl_open,
-    .close = ocl_close,
-    .buf_alloc = ocl_buf_alloc,
-    .buf_free = ocl_buf_free,
-    .upload = ocl_upload,
-    .download = ocl_download,
-    .reconstruct = iwpp_ocl_reconstruct,
-    .edt = iwpp_ocl_edt,
-    .pointwise = iwpp_ocl_pointwise,
-    .morph_unit = iwpp_ocl_morph_unit,
+    .probe = g_probe,
+    .device_count = g_device_count,
+    .device_info = g_device_info,
+    .open = g_open,
+    .close = g_close,
+    .buf_alloc = g_buf_alloc,
+    .buf_free = g_buf_free,
+    .upload = g_upload,
+    .download = g_download,
+    .reconstruct = g_reconstruct,
+    .edt = g_edt,
+    .pointwise = g_pointwise,
+    .morph_unit = g_morph_unit,
     .wrap = NULL,
-    .minmax = iwpp_ocl_minmax,
+    .minmax = g_minmax,
+    .mem_free = ocl_mem_free,
 };

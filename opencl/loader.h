@@ -25,6 +25,7 @@
     X(clGetDeviceInfo)                                                                             \
     X(clCreateContext)                                                                             \
     X(clReleaseContext)                                                                            \
+    X(clRetainContext)                                                                             \
     X(clCreateCommandQueue)                                                                        \
     X(clReleaseCommandQueue)                                                                       \
     X(clCreateBuffer)                                                                              \
@@ -39,6 +40,7 @@
     X(clBuildProgram)                                                                              \
     X(clGetProgramBuildInfo)                                                                       \
     X(clReleaseProgram)                                                                            \
+    X(clRetainProgram)                                                                             \
     X(clCreateKernel)                                                                              \
     X(clReleaseKernel)                                                                             \
     X(clSetKernelArg)                                                                              \

@@ -5,7 +5,8 @@
 #include "backend.h"
 #include "loader.h"
 
-/* Programs: each is built once per context and pixel type, on first use. */
+/* Programs: each is built once per device and pixel type in a process, on first use
+ * (backend.c, shared_program); kernels are created per context. */
 enum {
     IWPP_OCL_PROG_MAIN = 0, /* pointwise, morph_unit, minmax, reconstruction */
     IWPP_OCL_PROG_EDT = 1,  /* distance transforms (needs cl_khr_fp64) */
@@ -16,7 +17,7 @@ enum {
 #define IWPP_OCL_NSCRATCH 8 /* work buffers kept between calls (iwpp_ocl_scratch) */
 
 typedef struct iwpp_ocl_program {
-    cl_program prog;
+    cl_program prog; /* the process-wide program (one reference held here) */
     int nk;
     const char *names[IWPP_OCL_MAX_KERNELS];
     cl_kernel kernels[IWPP_OCL_MAX_KERNELS];
@@ -26,7 +27,8 @@ typedef struct iwpp_ocl {
     const iwpp_ocl_api *api;
     cl_platform_id platform;
     cl_device_id device;
-    cl_context context;
+    int dev_index;           /* index in the process-wide device list */
+    cl_context context;      /* shared by every context on this device (one reference each) */
     cl_command_queue queue;
     int is_gpu;
     cl_uint compute_units;

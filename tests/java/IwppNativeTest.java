@@ -479,6 +479,15 @@ public class IwppNativeTest {
 
     @Test
     public void eightThreadsAtOnce() throws Exception {
+        eightThreads();
+    }
+
+    /**
+     * 8 new threads (so 8 new native contexts) calling at once, CPU and the
+     * other usable backends interleaved, each checked against the reference.
+     * Also run 50 times in one JVM by EightThreadsLoopTest.
+     */
+    static void eightThreads() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(8);
         try {
             List<Future<String>> results = new ArrayList<Future<String>>();
@@ -518,5 +527,220 @@ public class IwppNativeTest {
         } finally {
             pool.shutdownNow();
         }
+    }
+
+    /* ------------------------------------------------- thread counts */
+
+    @Test
+    public void threadCountsAreBounded() throws Exception {
+        assertEquals("Java and C maxima agree", IwppNative.MAX_THREADS, IwppNative.maxThreads());
+        final byte[] in = new byte[20];
+        in[7] = 5;
+        final byte[][] out = new byte[1][20];
+        java.util.Arrays.fill(out[0], (byte) 77);
+        final float[][] dist = new float[1][20];
+        java.util.Arrays.fill(dist[0], 77f);
+        final byte[] marker = new byte[20];
+        java.util.Arrays.fill(marker, (byte) 77);
+        int[] bad = { -1, -1000, Integer.MIN_VALUE, IwppNative.MAX_THREADS + 1, 100000, Integer.MAX_VALUE };
+        for (final int t : bad) {
+            String m = "threads " + t;
+            for (int backend = IwppNative.BACKEND_AUTO; backend <= IwppNative.BACKEND_OPENCL; backend++) {
+                final int bk = backend;
+                expectMentions("threads", m, new Call() {
+                    public void run() {
+                        IwppNative.fillHoles(bk, 0, t, new Object[] { in }, 5, 4, 4, out);
+                    }
+                });
+            }
+            expectMentions("threads", m, new Call() {
+                public void run() {
+                    IwppNative.reconstruct(IwppNative.BACKEND_CPU, 0, t, new Object[] { marker },
+                            new Object[] { in }, 5, 4, 8, 0);
+                }
+            });
+            expectMentions("threads", m, new Call() {
+                public void run() {
+                    IwppNative.distanceTransform(IwppNative.BACKEND_CPU, 0, t, new Object[] { in }, 5, 4,
+                            IwppNative.EDT_EXACT, 1, 1, 1, dist, null);
+                }
+            });
+            expectMentions("threads", m, new Call() {
+                public void run() {
+                    IwppNative.hMaxima(IwppNative.BACKEND_CPU, 0, t, new Object[] { in }, 5, 4, 1, 8, out);
+                }
+            });
+        }
+        for (int i = 0; i < 20; i++) {
+            assertEquals("fill holes output untouched", 77, out[0][i]);
+            assertEquals("EDT output untouched", 77f, dist[0][i], 0f);
+            assertEquals("marker untouched", 77, marker[i]);
+        }
+        /* the bounds themselves are accepted */
+        for (int t : new int[] { 0, 1, IwppNative.MAX_THREADS }) {
+            IwppNative.fillHoles(IwppNative.BACKEND_CPU, 0, t, new Object[] { in }, 5, 4, 4, out);
+            assertArrayEquals("threads " + t, in, out[0]);
+        }
+    }
+
+    @Test
+    public void pluginClampsTheSavedThreadCount() throws Exception {
+        /* IwppRun.prefThreads is package-private in iwpp.plugin: reach it by reflection */
+        java.lang.reflect.Method pref = Class.forName("iwpp.plugin.IwppRun").getDeclaredMethod("prefThreads");
+        pref.setAccessible(true);
+        String key = "iwpp.threads";
+        String old = ij.Prefs.get(key, (String) null);
+        try {
+            String[][] cases = { { "100000", String.valueOf(IwppNative.MAX_THREADS) }, { "1025", "1024" },
+                    { "1024", "1024" }, { "3", "3" }, { "0", "0" }, { "-5", "0" }, { "NaN", "0" },
+                    { "1e300", "1024" }, { "junk", "0" } };
+            for (String[] cs : cases) {
+                ij.Prefs.set(key, cs[0]);
+                assertEquals("saved threads " + cs[0], Integer.parseInt(cs[1]), ((Integer) pref.invoke(null)).intValue());
+            }
+        } finally {
+            ij.Prefs.set(key, old);
+        }
+    }
+
+    /** Like expect(IAE, ...), and the message names @p word. */
+    static void expectMentions(String word, String what, Call c) {
+        try {
+            c.run();
+            fail(what + ": no exception");
+        } catch (IllegalArgumentException e) {
+            assertTrue(what + ": message " + e.getMessage(), e.getMessage() != null && e.getMessage().contains(word));
+        }
+    }
+
+    /* ------------------------------------------ null and wrong slices */
+
+    @Test
+    public void nullOrWrongSliceAnywhereIsRefusedBeforeAnythingRuns() {
+        final int w = 5, h = 4, p = w * h;
+        final byte[][] marker = { filled(p, 1), filled(p, 2), filled(p, 3) };
+        final byte[][] mask = { filled(p, 9), filled(p, 9), filled(p, 9) };
+        final byte[][] out = { filled(p, 77), filled(p, 77), filled(p, 77) };
+        final float[][] dist = { new float[p], new float[p], new float[p] };
+        final long[][] near = { new long[p], new long[p], new long[p] };
+        for (float[] f : dist)
+            java.util.Arrays.fill(f, 77f);
+        for (long[] l : near)
+            java.util.Arrays.fill(l, 77L);
+        for (int backend : backends) {
+            final int bk = backend;
+            for (int z = 0; z < 3; z++) {
+                final int zz = z;
+                String where = IwppNative.backendName(bk) + " slice " + (z + 1);
+                /* a null slice in each argument, at each position */
+                expectMentions("null", where + " marker", new Call() {
+                    public void run() {
+                        IwppNative.reconstruct(bk, 0, 0, with(marker, zz, null), mask, w, h, 26, 0);
+                    }
+                });
+                expectMentions("null", where + " mask", new Call() {
+                    public void run() {
+                        IwppNative.reconstruct(bk, 0, 0, marker, with(mask, zz, null), w, h, 26, 0);
+                    }
+                });
+                expectMentions("null", where + " in", new Call() {
+                    public void run() {
+                        IwppNative.fillHoles(bk, 0, 0, with(mask, zz, null), w, h, 6, out);
+                    }
+                });
+                expectMentions("null", where + " out", new Call() {
+                    public void run() {
+                        IwppNative.fillHoles(bk, 0, 0, mask, w, h, 6, with(out, zz, null));
+                    }
+                });
+                expectMentions("null", where + " regional maxima out", new Call() {
+                    public void run() {
+                        byte[][] o = out.clone();
+                        o[zz] = null;
+                        IwppNative.regionalMaxima(bk, 0, 0, mask, w, h, 6, o);
+                    }
+                });
+                expectMentions("null", where + " dist", new Call() {
+                    public void run() {
+                        float[][] d = dist.clone();
+                        d[zz] = null;
+                        IwppNative.distanceTransform(bk, 0, 0, mask, w, h, 0, 1, 1, 1, d, near);
+                    }
+                });
+                expectMentions("null", where + " nearest", new Call() {
+                    public void run() {
+                        long[][] n = near.clone();
+                        n[zz] = null;
+                        IwppNative.distanceTransform(bk, 0, 0, mask, w, h, 0, 1, 1, 1, dist, n);
+                    }
+                });
+                /* a wrong type or length in each argument, at each position */
+                expectMentions("slice " + (z + 1), where + " short marker slice", new Call() {
+                    public void run() {
+                        IwppNative.reconstruct(bk, 0, 0, with(marker, zz, new short[p]), mask, w, h, 26, 0);
+                    }
+                });
+                expectMentions("slice " + (z + 1), where + " float mask slice", new Call() {
+                    public void run() {
+                        IwppNative.reconstruct(bk, 0, 0, marker, with(mask, zz, new float[p]), w, h, 26, 0);
+                    }
+                });
+                expectMentions("slice " + (z + 1), where + " short out slice", new Call() {
+                    public void run() {
+                        IwppNative.fillHoles(bk, 0, 0, mask, w, h, 6, with(out, zz, new short[p]));
+                    }
+                });
+                expectMentions("slice " + (z + 1), where + " long out slice", new Call() {
+                    public void run() {
+                        IwppNative.killBorders(bk, 0, 0, mask, w, h, 6, with(out, zz, new long[p]));
+                    }
+                });
+                expectMentions("slice " + (z + 1), where + " short in slice", new Call() {
+                    public void run() {
+                        IwppNative.killBorders(bk, 0, 0, with(mask, zz, new byte[p + 1]), w, h, 6, out);
+                    }
+                });
+                expectMentions("slice " + (z + 1), where + " short dist slice", new Call() {
+                    public void run() {
+                        float[][] d = dist.clone();
+                        d[zz] = new float[p - 1];
+                        IwppNative.distanceTransform(bk, 0, 0, mask, w, h, 0, 1, 1, 1, d, near);
+                    }
+                });
+                expectMentions("slice " + (z + 1), where + " long nearest slice", new Call() {
+                    public void run() {
+                        long[][] n = near.clone();
+                        n[zz] = new long[p + 3];
+                        IwppNative.distanceTransform(bk, 0, 0, mask, w, h, 0, 1, 1, 1, dist, n);
+                    }
+                });
+                expectMentions("slices", where + " too many out slices", new Call() {
+                    public void run() {
+                        IwppNative.hMinima(bk, 0, 0, mask, w, h, 1, 6, new Object[] { out[0], out[1], out[2], out[0] });
+                    }
+                });
+            }
+        }
+        for (int z = 0; z < 3; z++)
+            for (int i = 0; i < p; i++) {
+                assertEquals("marker untouched", z + 1, marker[z][i]);
+                assertEquals("out untouched", 77, out[z][i]);
+                assertEquals("dist untouched", 77f, dist[z][i], 0f);
+                assertEquals("nearest untouched", 77L, near[z][i]);
+            }
+    }
+
+    static byte[] filled(int n, int v) {
+        byte[] b = new byte[n];
+        java.util.Arrays.fill(b, (byte) v);
+        return b;
+    }
+
+    /** A copy of @p slices (as Object[], so any type fits) with slice @p z replaced. */
+    static Object[] with(Object[] slices, int z, Object slice) {
+        Object[] c = new Object[slices.length];
+        System.arraycopy(slices, 0, c, 0, slices.length);
+        c[z] = slice;
+        return c;
     }
 }

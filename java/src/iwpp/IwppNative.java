@@ -8,13 +8,19 @@
  * the number of slices is the depth of a 3D image.
  *
  * Every native method takes (backend, device, threads) first: they select the
- * native context. The glue keeps one context per Java thread (contexts are not
+ * native context. threads is 0 (all cores, at most MAX_THREADS) or 1 to
+ * MAX_THREADS; anything else is an IllegalArgumentException. The glue keeps one context per Java thread (contexts are not
  * shared between threads) and re-creates it when these settings change, so
  * several threads may call at once.
  *
  * Errors: IllegalArgumentException for a wrong argument (IWPP_EINVAL),
  * IwppException (with the status code) for everything else. The message is the
  * library's sentence. A call that fails writes no output.
+ *
+ * Slices: the glue reads each slice reference of an Object[] once, when the
+ * call starts, and uses only those arrays (a null or mistyped slice is an
+ * IllegalArgumentException before anything runs); replacing slices from
+ * another thread during a call does not affect that call.
  */
 package iwpp;
 
@@ -37,6 +43,8 @@ public final class IwppNative {
     public static final int OK = 0, EINVAL = 1, ENOMEM = 2, EDEVICE = 3, EUNSUPPORTED = 4, EINTERNAL = 5;
     /* iwpp_backend */
     public static final int BACKEND_AUTO = 0, BACKEND_CPU = 1, BACKEND_CUDA = 2, BACKEND_OPENCL = 3;
+    /** Largest CPU thread count (IWPP_MAX_THREADS in iwpp.h; the tests check maxThreads() agrees). */
+    public static final int MAX_THREADS = 1024;
     /* iwpp_morph_mode */
     public static final int BY_DILATION = 0, BY_EROSION = 1;
     /* iwpp_edt_method */
@@ -107,6 +115,9 @@ public final class IwppNative {
 
     /** The native library's version, "major.minor.patch". */
     public static native String version();
+
+    /** The native library's IWPP_MAX_THREADS (equal to MAX_THREADS). */
+    public static native int maxThreads();
 
     /** null if @p backend is usable, else the library's reason (iwpp_backend_available). */
     public static native String backendUnavailableReason(int backend);

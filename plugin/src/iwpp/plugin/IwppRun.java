@@ -45,8 +45,12 @@ final class IwppRun {
         return Prefs.get(PREF_DEVICE, DEFAULT_DEVICE);
     }
 
+    /** The saved thread count, clamped to [0, MAX_THREADS] (a hand-edited or old pref must not reach libgomp). */
     static int prefThreads() {
-        return Math.max(0, (int) Prefs.get(PREF_THREADS, 0));
+        double t = Prefs.get(PREF_THREADS, 0);
+        if (!(t >= 0)) // negative or NaN
+            return 0;
+        return (int) Math.min(t, IwppNative.MAX_THREADS);
     }
 
     /** The (backend, device, threads) triple for a backend name and the saved device and threads. */

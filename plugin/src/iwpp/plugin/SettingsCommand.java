@@ -67,10 +67,10 @@ public class SettingsCommand implements PlugIn {
         String backend = o.getNextChoice();
         String device = o.getNextChoice();
         double threads = o.getNextNumber();
-        if (o.error() != null || o.invalidNumber() || !(threads >= 0 && threads <= 4096)
+        if (o.error() != null || o.invalidNumber() || !(threads >= 0 && threads <= IwppNative.MAX_THREADS)
                 || threads != Math.floor(threads)) {
             IwppRun.error(NAME, o.error() != null ? o.error()
-                    : "threads must be a whole number >= 0 (0 = all cores).");
+                    : "threads must be a whole number from 0 (all cores) to " + IwppNative.MAX_THREADS + ".");
             return;
         }
         Prefs.set(IwppRun.PREF_BACKEND, backend);
