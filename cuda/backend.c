@@ -19,4 +19,5 @@ const iwpp_backend_ops iwpp_cuda_backend = {
     .morph_unit = iwpp_cuda_morph_unit,
     .wrap = NULL,
     .minmax = iwpp_cuda_minmax,
+    .mem_free = iwpp_cuda_mem_free,
 };

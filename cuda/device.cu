@@ -110,6 +110,17 @@ iwpp_status cu_malloc(iwpp_context *ctx, void **p, size_t bytes, const char *wha
     return cu_fail(ctx, e, what);
 }
 
+extern "C" uint64_t iwpp_cuda_mem_free(iwpp_context *ctx)
+{
+    size_t fr = 0, tot = 0;
+    if (cu_enter(ctx) != IWPP_OK || cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
+        cudaGetLastError();
+        ctx->message[0] = '\0';
+        return 0;
+    }
+    return (uint64_t)fr;
+}
+
 iwpp_status cu_enter(iwpp_context *ctx)
 {
     cuda_state *st = cu_state(ctx);

@@ -109,7 +109,19 @@ typedef struct iwpp_backend_ops {
      *  first), so that a failed call leaves them untouched. dispatch.c never passes a view
      *  that overlaps another argument of the call. */
     iwpp_status (*wrap_output)(iwpp_context *ctx, iwpp_buf *b, const iwpp_image *im);
+    /** Optional (may be NULL = no limit known): device memory free now, in bytes. */
+    uint64_t (*mem_free)(iwpp_context *ctx);
 } iwpp_backend_ops;
+
+/** One entry of a context's worker list (iwpp_context_set_workers; native/tiles.c). */
+typedef struct iwpp_worker_spec {
+    iwpp_backend backend; /**< CPU, CUDA or OPENCL (never AUTO) */
+    int device;           /**< device index within the backend (0 for the CPU) */
+    int count;            /**< workers of this kind (CPU: threads, one tile each) */
+} iwpp_worker_spec;
+
+#define IWPP_MAX_WORKER_SPECS 16
+#define IWPP_MAX_WORKERS 256
 
 struct iwpp_context {
     iwpp_backend requested;         /* what the caller asked for */
@@ -121,6 +133,13 @@ struct iwpp_context {
     int64_t queue_capacity;         /* 0 = automatic */
     iwpp_algorithm algorithm;
     iwpp_queue_variant queue_variant;
+    uint64_t memory_limit;          /* device bytes one call may use; 0 = the device's free memory */
+    iwpp_worker_spec workers[IWPP_MAX_WORKER_SPECS]; /* tile workers; none = this backend alone */
+    int nworker_specs;
+    struct iwpp_context **tile_ctx; /* worker contexts kept between tiled calls (tiles.c) */
+    int ntile_ctx;
+    iwpp_progress_fn progress;      /* NULL = none */
+    void *progress_user;
     iwpp_stats stats;               /* filled by the last successful op (backends add their parts) */
     char message[1024];
 };

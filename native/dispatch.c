@@ -5,7 +5,9 @@
  */
 #include "dispatch.h"
 #include "neighborhood.h"
+#include "tiles.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +173,7 @@ iwpp_status iwpp_context_create(iwpp_context **out, iwpp_backend backend)
 void iwpp_context_destroy(iwpp_context *ctx)
 {
     if (!ctx) return;
+    iwpp_tiles_release(ctx);
     close_backend(ctx);
     free(ctx);
 }
@@ -178,9 +181,10 @@ void iwpp_context_destroy(iwpp_context *ctx)
 iwpp_status iwpp_context_set_threads(iwpp_context *ctx, int threads)
 {
     if (!ctx) return IWPP_EINVAL;
-    if (threads < 0)
-        return iwpp_set_error(ctx, IWPP_EINVAL, "threads is %d; use 0 (all cores) or a positive count",
-                              threads);
+    if (threads < 0 || threads > IWPP_MAX_THREADS)
+        return iwpp_set_error(ctx, IWPP_EINVAL,
+                              "threads is %d; use 0 (all cores) or a count from 1 to %d", threads,
+                              IWPP_MAX_THREADS);
     ctx->threads = threads;
     return IWPP_OK;
 }
@@ -213,13 +217,37 @@ iwpp_status iwpp_context_set_tile_size(iwpp_context *ctx, int64_t tile)
     return IWPP_OK;
 }
 
+iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t bytes)
+{
+    if (!ctx) return IWPP_EINVAL;
+    ctx->memory_limit = bytes; /* any size: tiny budgets give tiny tiles (tests use them) */
+    return IWPP_OK;
+}
+
+iwpp_status iwpp_context_set_workers(iwpp_context *ctx, const char *spec)
+{
+    if (!ctx) return IWPP_EINVAL;
+    ctx->message[0] = '\0';
+    return iwpp_workers_parse(ctx, spec);
+}
+
+iwpp_status iwpp_context_set_progress(iwpp_context *ctx, iwpp_progress_fn fn, void *user)
+{
+    if (!ctx) return IWPP_EINVAL;
+    ctx->progress = fn;
+    ctx->progress_user = user;
+    return IWPP_OK;
+}
+
 iwpp_status iwpp_context_set_queue_capacity(iwpp_context *ctx, int64_t capacity)
 {
     if (!ctx) return IWPP_EINVAL;
-    if (capacity < 0)
+    /* The backends size their queues as blocks x 2 x capacity items in 32-bit counts: a larger
+       capacity would wrap there (a silently wrong result on OpenCL). */
+    if (capacity < 0 || capacity > INT32_MAX)
         return iwpp_set_error(ctx, IWPP_EINVAL,
-                              "queue capacity is %lld; use 0 (automatic) or a positive count",
-                              (long long)capacity);
+                              "queue capacity is %lld; use 0 (automatic) or a count from 1 to %ld",
+                              (long long)capacity, (long)INT32_MAX);
     ctx->queue_capacity = capacity;
     return IWPP_OK;
 }
@@ -389,6 +417,8 @@ iwpp_status iwpp_check_connectivity(iwpp_context *ctx, int conn, const iwpp_imag
 /* ------------------------------------------------------------------------ */
 /* buffer sets                                                               */
 
+static const iwpp_backend_ops *bs_ops(const iwpp_bufset *s) { return s->ops ? s->ops : s->ctx->ops; }
+
 static iwpp_buf *bufset_next(iwpp_bufset *s, iwpp_type type, const iwpp_image *like)
 {
     if (s->n >= (int)(sizeof s->b / sizeof s->b[0])) return NULL;
@@ -405,7 +435,7 @@ iwpp_status iwpp_bufset_alloc(iwpp_bufset *s, iwpp_type type, const iwpp_image *
 {
     iwpp_buf *b = bufset_next(s, type, like);
     if (!b) return iwpp_set_error(s->ctx, IWPP_EINTERNAL, "internal: too many buffers in one operation");
-    iwpp_status st = s->ctx->ops->buf_alloc(s->ctx, b);
+    iwpp_status st = bs_ops(s)->buf_alloc(s->ctx, b);
     if (st != IWPP_OK) return st;
     s->n++;
     *out = b;
@@ -417,7 +447,7 @@ iwpp_status iwpp_bufset_input(iwpp_bufset *s, const iwpp_image *im, iwpp_buf **o
     iwpp_context *ctx = s->ctx;
     iwpp_buf *b = bufset_next(s, im->type, im);
     if (!b) return iwpp_set_error(ctx, IWPP_EINTERNAL, "internal: too many buffers in one operation");
-    if (ctx->ops->wrap && ctx->ops->wrap(ctx, b, im) == IWPP_OK) {
+    if (bs_ops(s)->wrap && bs_ops(s)->wrap(ctx, b, im) == IWPP_OK) {
         s->n++;
         *out = b;
         return IWPP_OK;
@@ -427,16 +457,16 @@ iwpp_status iwpp_bufset_input(iwpp_bufset *s, const iwpp_image *im, iwpp_buf **o
     b->w = im->width;
     b->h = im->height;
     b->d = im->depth;
-    iwpp_status st = ctx->ops->buf_alloc(ctx, b);
+    iwpp_status st = bs_ops(s)->buf_alloc(ctx, b);
     if (st != IWPP_OK) return st;
     s->n++;
     *out = b;
-    return ctx->ops->upload(ctx, b, im);
+    return bs_ops(s)->upload(ctx, b, im);
 }
 
 void iwpp_bufset_free(iwpp_bufset *s)
 {
-    for (int i = s->n - 1; i >= 0; --i) s->ctx->ops->buf_free(s->ctx, &s->b[i]);
+    for (int i = s->n - 1; i >= 0; --i) bs_ops(s)->buf_free(s->ctx, &s->b[i]);
     s->n = 0;
 }
 
@@ -459,6 +489,11 @@ iwpp_status iwpp_reconstruct(iwpp_context *ctx, iwpp_image *marker_inout, const 
     double t0 = iwpp_now_ms();
     memset(&ctx->stats, 0, sizeof ctx->stats);
     const iwpp_backend_ops *ops = ctx->ops;
+    if (iwpp_tiles_needed(ctx, mask->type, mask)) {
+        st = iwpp_tiles_reconstruct(ctx, marker_inout, mask, connectivity, mode);
+        if (st == IWPP_OK) iwpp_end(ctx, t0);
+        return st;
+    }
     if (ops->reconstruct_views) {
         st = ops->reconstruct_views(ctx, marker_inout, mask, connectivity, mode);
         if (st == IWPP_OK) iwpp_end(ctx, t0);
@@ -473,6 +508,12 @@ iwpp_status iwpp_reconstruct(iwpp_context *ctx, iwpp_image *marker_inout, const 
         !(st = ops->reconstruct(ctx, mk, ms, connectivity, mode)))
         st = ops->download(ctx, mk, marker_inout);
     iwpp_bufset_free(&s);
+    /* The device ran out with the default budget: the marker is untouched, go by tiles. */
+    if (st == IWPP_ENOMEM && ctx->memory_limit == 0 && ops->kind != IWPP_BACKEND_CPU) {
+        memset(&ctx->stats, 0, sizeof ctx->stats);
+        ctx->message[0] = '\0';
+        st = iwpp_tiles_reconstruct(ctx, marker_inout, mask, connectivity, mode);
+    }
     if (st == IWPP_OK) iwpp_end(ctx, t0);
     return st;
 }
@@ -538,8 +579,30 @@ iwpp_status iwpp_distance_transform(iwpp_context *ctx, const iwpp_image *binary,
                                       "spacing along %c is %g; each pixel size must be a finite number "
                                       "above 0",
                                       axis[i], spacing[i]);
+            /* The exact EDT's envelope multiplies two squared steps (h^4): below DBL_MIN that
+               underflows and ties appear that are not ties (OpenCL lost nearest sites at 1e-100). */
+            if (spacing[i] < 1e-75)
+                return iwpp_set_error(ctx, IWPP_EINVAL,
+                                      "spacing along %c is %g; pixel sizes below 1e-75 are not "
+                                      "supported (rescale the units)",
+                                      axis[i], spacing[i]);
             sp[i] = spacing[i];
         }
+        /* Every distance must be a finite float: +inf means "no background at all". The
+           diagonal bounds every distance; computed by axis so that nothing overflows. */
+        const double ext[3] = {(double)binary->width * sp[0], (double)binary->height * sp[1],
+                               (double)binary->depth * sp[2]};
+        double big = fmax(ext[0], fmax(ext[1], ext[2]));
+        double diag = big * sqrt((ext[0] / big) * (ext[0] / big) + (ext[1] / big) * (ext[1] / big) +
+                                 (ext[2] / big) * (ext[2] / big));
+        if (!(diag < (double)FLT_MAX))
+            return iwpp_set_error(ctx, IWPP_EINVAL,
+                                  "spacing (%g, %g, %g) is too large for a %lldx%lldx%lld image: "
+                                  "distances would exceed the largest float (%g); rescale the "
+                                  "units",
+                                  sp[0], sp[1], sp[2], (long long)binary->width,
+                                  (long long)binary->height, (long long)binary->depth,
+                                  (double)FLT_MAX);
     }
     double t0 = iwpp_now_ms();
     memset(&ctx->stats, 0, sizeof ctx->stats);

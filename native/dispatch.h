@@ -28,6 +28,7 @@ void iwpp_end(iwpp_context *ctx, double t0);
 /** A set of backend buffers freed together (at most 6). */
 typedef struct iwpp_bufset {
     iwpp_context *ctx;
+    const iwpp_backend_ops *ops; /* NULL = ctx->ops; the CPU's for host buffers of a tiled call */
     iwpp_buf b[6];
     int n;
 } iwpp_bufset;

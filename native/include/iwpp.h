@@ -48,7 +48,8 @@ typedef enum iwpp_status {
     IWPP_ENOMEM = 2,       /**< host or device memory exhausted; the message says how much */
     IWPP_EDEVICE = 3,      /**< the requested backend or device is unavailable or failed */
     IWPP_EUNSUPPORTED = 4, /**< a valid request this build or backend cannot do */
-    IWPP_EINTERNAL = 5     /**< a bug: please report the message */
+    IWPP_EINTERNAL = 5,    /**< a bug: please report the message */
+    IWPP_ECANCELED = 6     /**< the progress callback asked to stop (iwpp_context_set_progress) */
 } iwpp_status;
 
 /** Pixel types. */
@@ -80,9 +81,10 @@ typedef struct iwpp_image {
     int64_t stride_z;
 } iwpp_image;
 
-/** A contiguous 2D view. */
+/** A contiguous 2D view. Sizes whose product overflows 64 bits give a view that every
+ *  operation refuses with IWPP_EINVAL ("too many pixels"). */
 IWPP_API iwpp_image iwpp_image_2d(void *data, iwpp_type type, int64_t width, int64_t height);
-/** A contiguous 3D view. */
+/** A contiguous 3D view (overflowing sizes: as iwpp_image_2d). */
 IWPP_API iwpp_image iwpp_image_3d(void *data, iwpp_type type, int64_t width, int64_t height,
                                   int64_t depth);
 
@@ -151,18 +153,56 @@ IWPP_API iwpp_status iwpp_context_create(iwpp_context **out, iwpp_backend backen
 /** Release a context and all device resources it holds. NULL is fine. */
 IWPP_API void iwpp_context_destroy(iwpp_context *ctx);
 
-/** CPU threads: 0 = all cores (default), 1 = sequential. */
+/** Largest CPU thread count a context accepts (more threads than this only cost memory). */
+#define IWPP_MAX_THREADS 1024
+/** CPU threads: 0 = all cores (default), 1 = sequential, at most IWPP_MAX_THREADS
+ *  (a larger count is IWPP_EINVAL). "All cores" is also capped at IWPP_MAX_THREADS. */
 IWPP_API iwpp_status iwpp_context_set_threads(iwpp_context *ctx, int threads);
 /** Device index within the backend (default 0). Re-opens the backend. */
 IWPP_API iwpp_status iwpp_context_set_device(iwpp_context *ctx, int device);
 /** Tile edge in pixels for tiled variants (CPU OpenMP, tile scheduler); default 256. */
 IWPP_API iwpp_status iwpp_context_set_tile_size(iwpp_context *ctx, int64_t tile);
-/** Capacity (items) of each GPU global block queue; 0 = automatic. Small values force overflow re-runs. */
+/** Capacity (items) of each GPU global block queue; 0 = automatic, at most INT32_MAX (more is
+ *  IWPP_EINVAL). Small values force overflow re-runs. */
 IWPP_API iwpp_status iwpp_context_set_queue_capacity(iwpp_context *ctx, int64_t capacity);
 /** GPU reconstruction algorithm (default AUTO). */
 IWPP_API iwpp_status iwpp_context_set_algorithm(iwpp_context *ctx, iwpp_algorithm algo);
 /** GPU queue variant (default MULTILEVEL). */
 IWPP_API iwpp_status iwpp_context_set_queue_variant(iwpp_context *ctx, iwpp_queue_variant v);
+
+/**
+ * Device memory one call may use, in bytes (default 0 = what the device has free now).
+ * A reconstruction (or an operation built on it) whose working set exceeds the budget runs
+ * through tiles instead of failing: the image stays in host memory, and tiles of it (with a
+ * one-pixel halo) are reconstructed on the device and re-run until no tile border changes.
+ * Results are bit-identical to the in-memory path. The working set is estimated per backend
+ * (about 2 images plus the propagation queues; README "Tiles"). With the default budget, a
+ * call that fits is tried in memory first and falls back to tiles if the device runs out.
+ * On the CPU backend the default means "no limit" (host memory is the image's home).
+ */
+IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t bytes);
+
+/**
+ * Workers that share the tiles of one reconstruction (paper 000's demand-driven scheduler).
+ * @p spec is a comma-separated list; each item is one of
+ *   "gpu"          this context's own device (on a CPU context: one CPU worker)
+ *   "cuda:D"       CUDA device D          "opencl:D"  OpenCL device D
+ *   "all-gpus"     every CUDA device, or if there is none every OpenCL GPU
+ *   "cpu"          CPU workers, one tile each, as many as the context's CPU threads
+ * optionally followed by "*N" (N workers of that kind, e.g. "gpu*2" = two streams on one
+ * GPU, "cpu*6"). NULL or "" = this context's backend alone (tiles only when the budget asks).
+ * With a list set, every reconstruction runs through tiles handed to whichever worker is
+ * free. Unknown items, devices that do not exist and more than 256 workers are IWPP_EINVAL.
+ */
+IWPP_API iwpp_status iwpp_context_set_workers(iwpp_context *ctx, const char *spec);
+
+/**
+ * Progress of long calls (tiled ones): @p fn(@p user, fraction done in [0, 1]) is called from
+ * the calling thread about every 100 ms; a nonzero return stops the call, which then returns
+ * IWPP_ECANCELED (a cancelled reconstruction may leave its marker partly reconstructed).
+ */
+typedef int (*iwpp_progress_fn)(void *user, double fraction);
+IWPP_API iwpp_status iwpp_context_set_progress(iwpp_context *ctx, iwpp_progress_fn fn, void *user);
 
 /** The backend this context runs on (never AUTO). */
 IWPP_API iwpp_backend iwpp_context_backend(const iwpp_context *ctx);
@@ -180,6 +220,14 @@ typedef struct iwpp_stats {
     int64_t rounds;          /**< queue rounds / tile sweeps / border exchanges */
     int64_t overflow_reruns; /**< GPU queue-overflow re-runs */
     char variant[64];        /**< e.g. "fast-hybrid", "tiled-omp", "fh-gpu/multilevel", "megapixel" */
+    /* tiled calls (iwpp_context_set_memory_limit / set_workers); 0 otherwise */
+    int64_t tiles;              /**< tile runs (a tile re-run after its halo changed counts again) */
+    int64_t tile_grid;          /**< tiles the image was cut into */
+    int64_t tile_rounds;        /**< most runs of any one tile */
+    int64_t bytes_to_device;    /**< bytes copied host -> device */
+    int64_t bytes_from_device;  /**< bytes copied device -> host */
+    int workers;                /**< workers that took part */
+    int64_t worker_tiles[16];   /**< tile runs per worker (the first 16 workers) */
 } iwpp_stats;
 
 /** Copy the figures of the last successful operation into @p out. */
@@ -226,9 +274,12 @@ typedef enum iwpp_edt_method {
  * @param nearest_out NULL, or an I64 image of the same sizes that receives the
  *                    linear index x + y*width + z*width*height of the nearest
  *                    background pixel (ties: any of the nearest).
- * @param spacing     pixel size along x, y, z (NULL = 1, 1, 1); each > 0 and finite.
+ * @param spacing     pixel size along x, y, z (NULL = 1, 1, 1); each finite and at least
+ *                    1e-75 (so that products of squared steps stay normal doubles), and
+ *                    small enough that the image's diagonal (width*sx, height*sy, depth*sz) is below FLT_MAX
+ *                    (so that every distance is a finite float); else IWPP_EINVAL.
  * If the image has no background pixel at all, every distance is +INFINITY and
- * every nearest index is -1.
+ * every nearest index is -1 (and only then).
  */
 IWPP_API iwpp_status iwpp_distance_transform(iwpp_context *ctx, const iwpp_image *binary,
                                              iwpp_edt_method method, const double spacing[3],
@@ -278,7 +329,8 @@ IWPP_API iwpp_status iwpp_regional_minima(iwpp_context *ctx, const iwpp_image *i
  * H-maxima transform: reconstruction by dilation of (in - h) under in
  * (MATLAB imhmax, ITK HMaximaImageFilter): every maximum of height <= h is
  * flattened. For U8/U16, h is rounded to the nearest integer (halves up) and
- * in - h saturates at 0; for F32, in - (float)h in single precision. h >= 0. @p out has the type of @p in.
+ * in - h saturates at 0; for F32, in - (float)h in single precision. h >= 0 (F32: at most
+ * FLT_MAX, else IWPP_EINVAL). @p out has the type of @p in.
  */
 IWPP_API iwpp_status iwpp_h_maxima(iwpp_context *ctx, const iwpp_image *in, double h,
                                    int connectivity, iwpp_image *out);

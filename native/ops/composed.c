@@ -4,7 +4,9 @@
  * backend-resident buffers, and downloads its result once.
  */
 #include "dispatch.h"
+#include "tiles.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -34,14 +36,25 @@ static iwpp_status check_in_out(iwpp_context *ctx, const iwpp_image *in, int con
 /* What a composed operation does between upload and download. */
 typedef enum { FILL_HOLES, KILL_BORDERS, REG_MAX, REG_MIN, H_MAX, H_MIN, OPEN_REC, CLOSE_REC } composed_op;
 
-static iwpp_status run_composed(iwpp_context *ctx, composed_op op, const iwpp_image *in, int conn,
-                                double scalar, int radius, iwpp_image *out)
+/* Reconstruction of m under (over) f: on the backend's buffers, or, for a tiled call, on host
+ * buffers through the tile scheduler. */
+static iwpp_status recon(iwpp_context *ctx, int tiled, iwpp_buf *m, const iwpp_buf *f, int conn,
+                         iwpp_morph_mode mode)
 {
-    const iwpp_backend_ops *ops = ctx->ops;
+    if (!tiled) return ctx->ops->reconstruct(ctx, m, f, conn, mode);
+    iwpp_image J = iwpp_image_3d(m->ptr, m->type, m->w, m->h, m->d);
+    iwpp_image I = iwpp_image_3d(f->ptr, f->type, f->w, f->h, f->d);
+    return iwpp_tiles_reconstruct(ctx, &J, &I, conn, mode);
+}
+
+/* One attempt: on the device (tiled = 0), or in host memory with the pointwise steps on the CPU
+ * and the reconstruction by tiles on the context's workers (tiled = 1). */
+static iwpp_status run_composed_on(iwpp_context *ctx, int tiled, composed_op op, const iwpp_image *in,
+                                   int conn, double scalar, int radius, iwpp_image *out)
+{
+    const iwpp_backend_ops *ops = tiled ? &iwpp_cpu_backend : ctx->ops;
     const iwpp_type t = in->type;
-    double t0 = iwpp_now_ms();
-    memset(&ctx->stats, 0, sizeof ctx->stats);
-    iwpp_bufset s = {.ctx = ctx};
+    iwpp_bufset s = {.ctx = ctx, .ops = tiled ? ops : NULL};
     iwpp_buf *f = NULL, *m = NULL, *r = NULL;
     iwpp_status st;
     if ((st = iwpp_bufset_input(&s, in, &f)) || (st = iwpp_bufset_alloc(&s, t, in, &m))) goto done;
@@ -49,12 +62,12 @@ static iwpp_status run_composed(iwpp_context *ctx, composed_op op, const iwpp_im
     switch (op) {
     case FILL_HOLES: /* marker: in on the border, the maximum inside; reconstruct by erosion */
         if (!(st = ops->pointwise(ctx, IWPP_PW_BORDER, m, f, NULL, type_max(t))))
-            st = ops->reconstruct(ctx, m, f, conn, IWPP_BY_EROSION);
+            st = recon(ctx, tiled, m, f, conn, IWPP_BY_EROSION);
         r = m;
         break;
     case KILL_BORDERS: /* in - reconstruction by dilation from the border */
         if (!(st = ops->pointwise(ctx, IWPP_PW_BORDER, m, f, NULL, type_min(t))) &&
-            !(st = ops->reconstruct(ctx, m, f, conn, IWPP_BY_DILATION)))
+            !(st = recon(ctx, tiled, m, f, conn, IWPP_BY_DILATION)))
             st = ops->pointwise(ctx, IWPP_PW_SUB, m, f, m, 0);
         r = m;
         break;
@@ -68,11 +81,11 @@ static iwpp_status run_composed(iwpp_context *ctx, composed_op op, const iwpp_im
             st = ops->pointwise(ctx, IWPP_PW_FILL, r, NULL, NULL, 255.0);
         } else if (op == REG_MAX) {
             if (!(st = ops->pointwise(ctx, IWPP_PW_STEP_DOWN, m, f, NULL, 0)) &&
-                !(st = ops->reconstruct(ctx, m, f, conn, IWPP_BY_DILATION)))
+                !(st = recon(ctx, tiled, m, f, conn, IWPP_BY_DILATION)))
                 st = ops->pointwise(ctx, IWPP_PW_LESS, r, m, f, 0);
         } else {
             if (!(st = ops->pointwise(ctx, IWPP_PW_STEP_UP, m, f, NULL, 0)) &&
-                !(st = ops->reconstruct(ctx, m, f, conn, IWPP_BY_EROSION)))
+                !(st = recon(ctx, tiled, m, f, conn, IWPP_BY_EROSION)))
                 st = ops->pointwise(ctx, IWPP_PW_GREATER, r, m, f, 0);
         }
         break;
@@ -83,18 +96,22 @@ static iwpp_status run_composed(iwpp_context *ctx, composed_op op, const iwpp_im
         double h = (t == IWPP_F32) ? scalar : fmin(floor(scalar + 0.5), 65536.0);
         int dil = (op == H_MAX);
         if (!(st = ops->pointwise(ctx, dil ? IWPP_PW_SUB_SCALAR : IWPP_PW_ADD_SCALAR, m, f, NULL, h)))
-            st = ops->reconstruct(ctx, m, f, conn, dil ? IWPP_BY_DILATION : IWPP_BY_EROSION);
+            st = recon(ctx, tiled, m, f, conn, dil ? IWPP_BY_DILATION : IWPP_BY_EROSION);
         r = m;
         break;
     }
     case OPEN_REC:
     case CLOSE_REC: {
         int open = (op == OPEN_REC);
+        /* After w+h+d unit steps every pixel has seen the whole image: more steps change
+           nothing (radius 100000 on a 3x2 image was 100000 GPU launches). */
+        const int64_t span = in->width + in->height + in->depth;
+        const int steps = radius > span ? (int)span : radius;
         if (radius == 0) {
             st = ops->pointwise(ctx, IWPP_PW_COPY, m, f, NULL, 0);
         } else if (!(st = ops->morph_unit(ctx, m, f, conn, open ? IWPP_BY_EROSION : IWPP_BY_DILATION,
-                                          radius))) {
-            st = ops->reconstruct(ctx, m, f, conn, open ? IWPP_BY_DILATION : IWPP_BY_EROSION);
+                                          steps))) {
+            st = recon(ctx, tiled, m, f, conn, open ? IWPP_BY_DILATION : IWPP_BY_EROSION);
         }
         r = m;
         break;
@@ -103,6 +120,22 @@ static iwpp_status run_composed(iwpp_context *ctx, composed_op op, const iwpp_im
     if (st == IWPP_OK) st = ops->download(ctx, r, out);
 done:
     iwpp_bufset_free(&s);
+    return st;
+}
+
+static iwpp_status run_composed(iwpp_context *ctx, composed_op op, const iwpp_image *in, int conn,
+                                double scalar, int radius, iwpp_image *out)
+{
+    double t0 = iwpp_now_ms();
+    memset(&ctx->stats, 0, sizeof ctx->stats);
+    int tiled = iwpp_tiles_needed(ctx, in->type, in);
+    iwpp_status st = run_composed_on(ctx, tiled, op, in, conn, scalar, radius, out);
+    /* the device ran out with the default budget (out is untouched): again, by tiles */
+    if (st == IWPP_ENOMEM && !tiled && ctx->memory_limit == 0 && ctx->ops->kind != IWPP_BACKEND_CPU) {
+        memset(&ctx->stats, 0, sizeof ctx->stats);
+        ctx->message[0] = '\0';
+        st = run_composed_on(ctx, 1, op, in, conn, scalar, radius, out);
+    }
     if (st == IWPP_OK) iwpp_end(ctx, t0);
     return st;
 }
@@ -140,10 +173,14 @@ iwpp_status iwpp_regional_minima(iwpp_context *ctx, const iwpp_image *in, int co
     return run_composed(ctx, REG_MIN, in, connectivity, 0, 0, out);
 }
 
-static iwpp_status check_h(iwpp_context *ctx, double h)
+static iwpp_status check_h(iwpp_context *ctx, double h, iwpp_type t)
 {
     if (!(h >= 0.0) || !isfinite(h))
         return iwpp_set_error(ctx, IWPP_EINVAL, "h is %g; it must be a finite number of 0 or more", h);
+    /* F32 works with (float)h: beyond FLT_MAX that is +inf, and +inf - +inf is NaN */
+    if (t == IWPP_F32 && h > FLT_MAX)
+        return iwpp_set_error(ctx, IWPP_EINVAL, "h is %g; for f32 images it must be at most %g (FLT_MAX)",
+                              h, (double)FLT_MAX);
     return IWPP_OK;
 }
 
@@ -151,7 +188,8 @@ iwpp_status iwpp_h_maxima(iwpp_context *ctx, const iwpp_image *in, double h, int
                           iwpp_image *out)
 {
     iwpp_status st = iwpp_begin(ctx);
-    if (st || (st = check_in_out(ctx, in, connectivity, out, SAME_TYPE_OUT)) || (st = check_h(ctx, h)))
+    if (st || (st = check_in_out(ctx, in, connectivity, out, SAME_TYPE_OUT)) ||
+        (st = check_h(ctx, h, in->type)))
         return st;
     return run_composed(ctx, H_MAX, in, connectivity, h, 0, out);
 }
@@ -160,7 +198,8 @@ iwpp_status iwpp_h_minima(iwpp_context *ctx, const iwpp_image *in, double h, int
                           iwpp_image *out)
 {
     iwpp_status st = iwpp_begin(ctx);
-    if (st || (st = check_in_out(ctx, in, connectivity, out, SAME_TYPE_OUT)) || (st = check_h(ctx, h)))
+    if (st || (st = check_in_out(ctx, in, connectivity, out, SAME_TYPE_OUT)) ||
+        (st = check_h(ctx, h, in->type)))
         return st;
     return run_composed(ctx, H_MIN, in, connectivity, h, 0, out);
 }

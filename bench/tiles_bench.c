@@ -1,0 +1,251 @@
+/*
+ * tiles_bench.c - whole calls from host memory, in memory and through the tile scheduler.
+ *
+ * For each size: a tissue image (U8, the benchmark's synthetic texture) as mask, mask - h as
+ * marker; then, timed as a whole call (host arrays in ordinary memory, transfers included):
+ *   - the in-memory reconstruction on the chosen backend (the reference result);
+ *   - the same with each --limits budget (tiles forced when the working set exceeds it);
+ *   - the same with each --workers list (several workers on one image);
+ * each checked bit for bit against the reference. With --edt, the exact EDT of a nuclei
+ * mask too. With CUDA, the link's bandwidth from pageable and from pinned memory first.
+ *
+ *   tiles_bench --backend cuda --sizes 8192,32768 --limits 16G,1G --workers "gpu*2,cpu*4" --reps 3
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "iwpp.h"
+#include "synth.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef IWPP_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+static uint64_t parse_bytes(const char *s)
+{
+    char *end = NULL;
+    double v = strtod(s, &end);
+    switch (end && *end ? *end : ' ') {
+    case 'k': case 'K': v *= 1024.0; break;
+    case 'm': case 'M': v *= 1048576.0; break;
+    case 'g': case 'G': v *= 1073741824.0; break;
+    default: break;
+    }
+    return (uint64_t)v;
+}
+
+/* Split a comma list (in place); returns the count. */
+static int split(char *s, char **out, int max)
+{
+    int n = 0;
+    for (char *t = strtok(s, ","); t && n < max; t = strtok(NULL, ",")) out[n++] = t;
+    return n;
+}
+
+static void bandwidth(void)
+{
+#ifdef IWPP_HAVE_CUDA
+    const size_t bytes = (size_t)1 << 30;
+    void *dev = NULL, *pinned = NULL, *pageable = malloc(bytes);
+    if (cudaMalloc(&dev, bytes) != cudaSuccess || cudaMallocHost(&pinned, bytes) != cudaSuccess || !pageable) {
+        printf("bandwidth: could not allocate 1 GiB buffers\n");
+        cudaGetLastError();
+        return;
+    }
+    memset(pageable, 1, bytes);
+    memset(pinned, 1, bytes);
+    struct {
+        const char *name;
+        void *host;
+    } kinds[2] = {{"pageable", pageable}, {"pinned", pinned}};
+    for (int k = 0; k < 2; ++k) {
+        double best_up = 1e30, best_down = 1e30;
+        for (int r = 0; r < 3; ++r) {
+            double t0 = synth_now_ms();
+            cudaMemcpy(dev, kinds[k].host, bytes, cudaMemcpyHostToDevice);
+            double t1 = synth_now_ms();
+            cudaMemcpy(kinds[k].host, dev, bytes, cudaMemcpyDeviceToHost);
+            double t2 = synth_now_ms();
+            if (t1 - t0 < best_up) best_up = t1 - t0;
+            if (t2 - t1 < best_down) best_down = t2 - t1;
+        }
+        printf("bandwidth %-8s host->device %6.1f GB/s   device->host %6.1f GB/s   (1 GiB, best of 3)\n",
+               kinds[k].name, bytes / best_up / 1e6, bytes / best_down / 1e6);
+    }
+    cudaFree(dev);
+    cudaFreeHost(pinned);
+    free(pageable);
+#endif
+}
+
+typedef struct run_cfg {
+    const char *label;
+    uint64_t limit;
+    const char *workers;
+} run_cfg;
+
+/* Median-of-reps whole call; the result of the last run stays in @p work. */
+static int time_rec(iwpp_backend be, int device, const run_cfg *c, const uint8_t *marker, const uint8_t *mask,
+                    uint8_t *work, int64_t w, int64_t h, int reps, double *ms, iwpp_stats *stats)
+{
+    iwpp_context *ctx = NULL;
+    if (iwpp_context_create(&ctx, be) != IWPP_OK || (device && iwpp_context_set_device(ctx, device)) ||
+        iwpp_context_set_memory_limit(ctx, c->limit) ||
+        (c->workers && iwpp_context_set_workers(ctx, c->workers))) {
+        printf("  %-28s setup failed: %s\n", c->label, ctx ? iwpp_error_message(ctx) : "no context");
+        iwpp_context_destroy(ctx);
+        return 0;
+    }
+    double t[16];
+    int n = 0;
+    for (int r = 0; r < reps + 1 && r < 16; ++r) { /* +1: the first call builds kernels, pins nothing */
+        memcpy(work, marker, (size_t)(w * h));
+        iwpp_image mk = iwpp_image_2d(work, IWPP_U8, w, h), ms = iwpp_image_2d((void *)mask, IWPP_U8, w, h);
+        double t0 = synth_now_ms();
+        iwpp_status st = iwpp_reconstruct(ctx, &mk, &ms, 8, IWPP_BY_DILATION);
+        double t1 = synth_now_ms();
+        if (st != IWPP_OK) {
+            printf("  %-28s failed: %s\n", c->label, iwpp_error_message(ctx));
+            iwpp_context_destroy(ctx);
+            return 0;
+        }
+        if (r > 0) t[n++] = t1 - t0;
+    }
+    for (int i = 0; i < n; ++i)
+        for (int j = i + 1; j < n; ++j)
+            if (t[j] < t[i]) {
+                double x = t[i];
+                t[i] = t[j];
+                t[j] = x;
+            }
+    *ms = t[n / 2];
+    iwpp_context_stats(ctx, stats);
+    iwpp_context_destroy(ctx);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *backend = "cuda";
+    char sizes[256] = "8192", limits[256] = "", workers[512] = "";
+    int reps = 3, device = 0, do_edt = 0;
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--backend") && v) backend = v, ++i;
+        else if (!strcmp(a, "--sizes") && v) snprintf(sizes, sizeof sizes, "%s", v), ++i;
+        else if (!strcmp(a, "--limits") && v) snprintf(limits, sizeof limits, "%s", v), ++i;
+        else if (!strcmp(a, "--workers") && v) snprintf(workers, sizeof workers, "%s", v), ++i;
+        else if (!strcmp(a, "--reps") && v) reps = atoi(v), ++i;
+        else if (!strcmp(a, "--device") && v) device = atoi(v), ++i;
+        else if (!strcmp(a, "--edt")) do_edt = 1;
+        else {
+            fprintf(stderr,
+                    "usage: tiles_bench [--backend cpu|cuda|opencl] [--sizes N,...] [--limits 16G,1G]\n"
+                    "                   [--workers \"gpu*2;gpu,cpu*8\"] (lists separated by ';')\n"
+                    "                   [--reps N] [--device D] [--edt]\n");
+            return 1;
+        }
+    }
+    if (reps < 1) reps = 1;
+    if (reps > 15) reps = 15;
+    iwpp_backend be = !strcmp(backend, "cpu") ? IWPP_BACKEND_CPU
+                      : !strcmp(backend, "opencl") ? IWPP_BACKEND_OPENCL
+                                                   : IWPP_BACKEND_CUDA;
+    if (be == IWPP_BACKEND_CUDA) bandwidth();
+
+    char *sz[16], *lim[16], *wk[16];
+    int nsz = split(sizes, sz, 16), nlim = split(limits, lim, 16), nwk = 0;
+    for (char *t = strtok(workers, ";"); t && nwk < 16; t = strtok(NULL, ";")) wk[nwk++] = t;
+
+    for (int s = 0; s < nsz; ++s) {
+        int64_t n = atoll(sz[s]);
+        int64_t px = n * n;
+        uint8_t *mask = malloc((size_t)px), *marker = malloc((size_t)px), *ref = malloc((size_t)px),
+                *work = malloc((size_t)px);
+        if (!mask || !marker || !ref || !work) {
+            printf("%lld^2: out of host memory\n", (long long)n);
+            return 1;
+        }
+        double g0 = synth_now_ms();
+        synth_tissue(mask, IWPP_U8, n, n, 1, 1);
+        synth_sub_sat(marker, mask, IWPP_U8, px, 40);
+        printf("\n== %lldx%lld U8 tissue, 8-connected reconstruction by dilation, %s (inputs made in %.1f s)\n",
+               (long long)n, (long long)n, backend, (synth_now_ms() - g0) / 1000);
+        printf("  %-28s %10s %10s %8s %7s %7s %9s %9s  %s\n", "case", "whole_ms", "compute", "ratio", "tiles",
+               "rounds", "GB_up", "GB_down", "variant / check");
+        run_cfg cfgs[40];
+        int nc = 0;
+        cfgs[nc++] = (run_cfg){"in memory (default budget)", 0, NULL};
+        static char labels[40][96];
+        for (int i = 0; i < nlim && nc < 40; ++i) {
+            snprintf(labels[nc], sizeof labels[nc], "budget %s", lim[i]);
+            cfgs[nc] = (run_cfg){labels[nc], parse_bytes(lim[i]), NULL};
+            nc++;
+        }
+        for (int i = 0; i < nwk && nc < 40; ++i) {
+            snprintf(labels[nc], sizeof labels[nc], "workers %s", wk[i]);
+            cfgs[nc] = (run_cfg){labels[nc], 0, wk[i]};
+            nc++;
+        }
+        double base = 0;
+        int have_ref = 0;
+        for (int c = 0; c < nc; ++c) {
+            double ms = 0;
+            iwpp_stats st;
+            memset(&st, 0, sizeof st);
+            if (!time_rec(be, device, &cfgs[c], marker, mask, work, n, n, reps, &ms, &st)) continue;
+            const char *check = "reference";
+            if (!have_ref) {
+                memcpy(ref, work, (size_t)px);
+                have_ref = 1;
+                base = ms;
+            } else {
+                int64_t bad = 0;
+                for (int64_t i = 0; i < px; ++i) bad += ref[i] != work[i];
+                check = bad ? "MISMATCH" : "exact";
+                if (bad) printf("  *** %lld pixels differ from the reference\n", (long long)bad);
+            }
+            printf("  %-28s %10.1f %10.1f %8.2f %7lld %7lld %9.2f %9.2f  %s / %s\n", cfgs[c].label, ms,
+                   st.compute_ms, base > 0 ? ms / base : 0.0, (long long)st.tiles, (long long)st.tile_rounds,
+                   st.bytes_to_device / 1e9, st.bytes_from_device / 1e9, st.variant, check);
+            if (st.workers > 1) {
+                printf("  %-28s tile runs per worker:", "");
+                for (int k = 0; k < st.workers && k < 16; ++k) printf(" %lld", (long long)st.worker_tiles[k]);
+                printf("\n");
+            }
+        }
+        if (do_edt) {
+            uint8_t *bin = mask; /* reuse */
+            float *dist = malloc((size_t)px * sizeof(float));
+            if (dist && synth_nuclei(bin, n, n, 1, 1) == 0) {
+                iwpp_context *ctx = NULL;
+                iwpp_context_create(&ctx, be);
+                double best = 1e30;
+                iwpp_stats st;
+                for (int r = 0; r < reps + 1; ++r) {
+                    iwpp_image b = iwpp_image_2d(bin, IWPP_U8, n, n), d = iwpp_image_2d(dist, IWPP_F32, n, n);
+                    double t0 = synth_now_ms();
+                    iwpp_status e = iwpp_distance_transform(ctx, &b, IWPP_EDT_EXACT, NULL, &d, NULL);
+                    double t1 = synth_now_ms();
+                    if (e != IWPP_OK) {
+                        printf("  exact EDT failed: %s\n", iwpp_error_message(ctx));
+                        break;
+                    }
+                    if (r > 0 && t1 - t0 < best) best = t1 - t0;
+                }
+                iwpp_context_stats(ctx, &st);
+                printf("  %-28s %10.1f %10.1f   (nuclei mask, best of %d)\n", "exact EDT, whole call", best,
+                       st.compute_ms, reps);
+                iwpp_context_destroy(ctx);
+            }
+            free(dist);
+        }
+        free(mask);
+        free(marker);
+        free(ref);
+        free(work);
+    }
+    return 0;
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# One call on the GPU machine for the tile scheduler: build (CUDA sm_90, OpenCL, tests), the
+# tile, signal and reconstruction tests on CUDA and NVIDIA OpenCL, then tiles_bench: whole calls
+# from host memory, in memory, with budgets (tiles forced) and with several workers.
+#   bash bench/tiles_device.sh [test|bench|all]    (needs .device/ carried for CMocka)
+# Sizes: TILES_SIZES (default 8192,32768), TILES_BIG (default 98304, "" to skip).
+set -u
+PHASE=${1:-all}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-$ROOT/build-tiles-out}
+mkdir -p "$OUT"
+exec > >(tee "$OUT/tiles.log") 2>&1
+START=$(date +%s)
+stamp() { echo "== [$(( $(date +%s) - START )) s] $*"; }
+mkdir -p /tmp/cm && for f in "$ROOT"/.device/*.deb; do dpkg -x "$f" /tmp/cm; done
+if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
+  mkdir -p /tmp/icd && echo libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
+  for f in /etc/OpenCL/vendors/*.icd; do [ -e "$f" ] && cp "$f" /tmp/icd/; done
+  export OCL_ICD_VENDORS=/tmp/icd
+fi
+nvidia-smi -L; nproc; free -g | head -2
+B=$ROOT/build-tiles
+stamp configure
+cmake -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=Release -DIWPP_ENABLE_JAVA=OFF -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DCMAKE_PREFIX_PATH=/tmp/cm/usr -DCMAKE_EXE_LINKER_FLAGS=-Wl,-rpath,/tmp/cm/usr/lib/x86_64-linux-gnu \
+  2>&1 | grep -E "IWPP|Error"
+stamp build
+cmake --build "$B" -j16 2>&1 | grep -E "warning|error" | head -20
+if [ "$PHASE" != bench ]; then
+  stamp "ctest: tiles, signals, reconstruction, composed, EDT, errors on cuda and opencl"
+  (cd "$B" && timeout 300 ctest -j8 --output-on-failure -R "tiles|signals|reconstruct|fill|extrema|open_close|edt|errors|badinput" 2>&1 | tail -40)
+fi
+[ "$PHASE" = test ] && { stamp done; exit 0; }
+SIZES=${TILES_SIZES:-8192,32768}
+stamp "tiles_bench cuda $SIZES"
+timeout 200 "$B/bench/tiles_bench" --backend cuda --sizes "$SIZES" --limits 2G,256M \
+  --workers "gpu*2;gpu*3;gpu,cpu*8;gpu*2,cpu*8" --reps 3 --edt
+stamp "tiles_bench opencl 8192"
+timeout 60 "$B/bench/tiles_bench" --backend opencl --sizes 8192 --limits 256M --workers "gpu*2" --reps 3
+BIG=${TILES_BIG-98304}
+if [ -n "$BIG" ]; then
+  stamp "tiles_bench cuda $BIG with a 16 GB budget"
+  timeout 240 "$B/bench/tiles_bench" --backend cuda --sizes "$BIG" --limits 16G --reps 1
+fi
+stamp done

@@ -1,0 +1,765 @@
+/*
+ * tiles.c - the tile scheduler: reconstruction by tiles, for images beyond a device's memory
+ * budget and for one image shared by several workers (GPUs, CPU threads).
+ *
+ * Scheme (paper 000 sec. 4, written for any backend through the ops table):
+ *  - The image stays in host memory: the caller's marker J (worked on in place) and mask I.
+ *    It is cut into a grid of tiles; a tile's region is the tile plus a one-pixel halo.
+ *  - A worker takes the next queued tile, copies its region of J and I into host scratch,
+ *    uploads both, clips J to I and reconstructs the region on its device with the backend's
+ *    own in-memory algorithm (FH_GPU, Fast Hybrid ...), downloads it, and writes back the
+ *    tile's interior (never the halo: that belongs to the neighbours).
+ *  - If a pixel on the tile's outer frame changed, each neighbour whose halo holds it is
+ *    queued again (or, if it is running now, re-queued when it ends). The call ends when no
+ *    tile is queued or running: then every pixel is stable under the elementary geodesic
+ *    dilation (erosion) across tile borders too, and J is the reconstruction, bit for bit.
+ *    Every value written is between the clipped marker and the result (local reconstructions
+ *    of values below the result stay below it), so the order of the tiles does not matter.
+ *  - No data race on J: a tile's interior is written only by the worker running it, and only
+ *    the outer frame of an interior is read by others (as their halo); frames are written and
+ *    halos read under the scheduler's lock, the rest without it.
+ *  - Workers are contexts of their own (kept in the caller's context between calls), each
+ *    driven by one thread; two workers on one GPU use two streams/queues, so one's copies
+ *    overlap the other's kernels. The calling thread only reports progress and can cancel.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "tiles.h"
+#include "dispatch.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ------------------------------------------------------------------------ */
+/* worker lists                                                             */
+
+static int parse_count(const char **p, int *count)
+{
+    *count = 1;
+    if (**p != '*') return 1;
+    ++*p;
+    char *end = NULL;
+    long v = strtol(*p, &end, 10);
+    if (end == *p || v < 1 || v > IWPP_MAX_WORKERS) return 0;
+    *p = end;
+    *count = (int)v;
+    return 1;
+}
+
+static iwpp_status add_spec(iwpp_context *ctx, iwpp_worker_spec *out, int *n, iwpp_backend b, int dev,
+                            int count)
+{
+    if (*n >= IWPP_MAX_WORKER_SPECS)
+        return iwpp_set_error(ctx, IWPP_EINVAL, "worker list: more than %d items", IWPP_MAX_WORKER_SPECS);
+    out[*n].backend = b;
+    out[*n].device = dev;
+    out[*n].count = count;
+    ++*n;
+    return IWPP_OK;
+}
+
+static int gpu_count(iwpp_backend b)
+{
+    int n = iwpp_device_count(b);
+    if (b != IWPP_BACKEND_OPENCL) return n;
+    int g = 0;
+    for (int i = 0; i < n; ++i) {
+        iwpp_device_info info;
+        if (iwpp_device_info_get(b, i, &info) == IWPP_OK && info.is_gpu) ++g;
+    }
+    return g;
+}
+
+iwpp_status iwpp_workers_parse(iwpp_context *ctx, const char *spec)
+{
+    iwpp_worker_spec list[IWPP_MAX_WORKER_SPECS];
+    int n = 0, total = 0;
+    const char *p = spec ? spec : "";
+    iwpp_status st;
+    while (*p) {
+        while (*p == ' ' || *p == ',') ++p;
+        if (!*p) break;
+        const char *item = p;
+        size_t len = strcspn(p, ",* ");
+        int count = 1, dev = 0;
+        iwpp_backend b;
+        if (len == 3 && strncmp(p, "gpu", 3) == 0) {
+            b = ctx->ops->kind;
+            dev = b == IWPP_BACKEND_CPU ? 0 : ctx->device;
+            p += len;
+        } else if (len == 3 && strncmp(p, "cpu", 3) == 0) {
+            b = IWPP_BACKEND_CPU;
+            p += len;
+            if (*p != '*') count = iwpp_cpu_threads(ctx);
+        } else if (len == 8 && strncmp(p, "all-gpus", 8) == 0) {
+            p += len;
+            if (!parse_count(&p, &count)) goto bad;
+            iwpp_backend gb = gpu_count(IWPP_BACKEND_CUDA) > 0 ? IWPP_BACKEND_CUDA : IWPP_BACKEND_OPENCL;
+            int ng = gpu_count(gb), added = 0, nd = iwpp_device_count(gb);
+            for (int d = 0; d < nd && added < ng; ++d) {
+                iwpp_device_info info;
+                if (iwpp_device_info_get(gb, d, &info) != IWPP_OK || !info.is_gpu) continue;
+                if ((st = add_spec(ctx, list, &n, gb, d, count))) return st;
+                total += count;
+                ++added;
+            }
+            if (added == 0)
+                return iwpp_set_error(ctx, IWPP_EINVAL,
+                                      "worker list \"%s\": \"all-gpus\" found no GPU (CUDA or OpenCL) on "
+                                      "this machine; use \"cpu\"",
+                                      spec);
+            continue;
+        } else if ((len > 5 && strncmp(p, "cuda:", 5) == 0) || (len > 7 && strncmp(p, "opencl:", 7) == 0)) {
+            b = p[0] == 'c' ? IWPP_BACKEND_CUDA : IWPP_BACKEND_OPENCL;
+            const char *d = p + (b == IWPP_BACKEND_CUDA ? 5 : 7);
+            char *end = NULL;
+            long v = strtol(d, &end, 10);
+            if (end != p + len || v < 0 || v > 1024) goto bad;
+            dev = (int)v;
+            p += len;
+            int nd = iwpp_device_count(b);
+            if (dev >= nd)
+                return iwpp_set_error(ctx, IWPP_EINVAL,
+                                      "worker list \"%s\": %s device %d does not exist (%d found)", spec,
+                                      iwpp_backend_name(b), dev, nd);
+        } else {
+            goto bad;
+        }
+        if (!parse_count(&p, &count)) goto bad;
+        if (*p && *p != ',' && *p != ' ') goto bad;
+        if ((st = add_spec(ctx, list, &n, b, dev, count))) return st;
+        total += count;
+        if (total > IWPP_MAX_WORKERS)
+            return iwpp_set_error(ctx, IWPP_EINVAL, "worker list \"%s\" asks for more than %d workers", spec,
+                                  IWPP_MAX_WORKERS);
+        continue;
+    bad:
+        return iwpp_set_error(ctx, IWPP_EINVAL,
+                              "worker list \"%s\": cannot read \"%.*s\"; use items such as gpu, gpu*2, "
+                              "cuda:0, opencl:1, all-gpus, cpu, cpu*4, separated by commas",
+                              spec, (int)strcspn(item, ","), item);
+    }
+    if (total > IWPP_MAX_WORKERS)
+        return iwpp_set_error(ctx, IWPP_EINVAL, "worker list \"%s\" asks for more than %d workers", spec,
+                              IWPP_MAX_WORKERS);
+    iwpp_tiles_release(ctx);
+    memcpy(ctx->workers, list, sizeof list[0] * (size_t)n);
+    ctx->nworker_specs = n;
+    return IWPP_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* budgets                                                                  */
+
+/* Device bytes per pixel of an in-memory reconstruction on @p kind, beyond the marker and mask
+ * buffers: CUDA's wavefront and block queues (about a quarter of a 4-byte index per pixel when
+ * the raster scans did their work) and OpenCL's 32-bit working copy of J plus its queues. */
+static double extra_bytes_per_pixel(iwpp_backend kind)
+{
+    switch (kind) {
+    case IWPP_BACKEND_CUDA: return 4.5;
+    case IWPP_BACKEND_OPENCL: return 8.5;
+    default: return 0.0;
+    }
+}
+
+static double recon_bytes(iwpp_backend kind, iwpp_type type, double pixels)
+{
+    return pixels * (2.0 * (double)iwpp_type_size(type) + extra_bytes_per_pixel(kind)) + (64 << 20);
+}
+
+/* The budget of ctx's own device: the limit set, else the free memory (0 = none known). */
+static double device_budget(iwpp_context *ctx)
+{
+    if (ctx->memory_limit) return (double)ctx->memory_limit;
+    if (ctx->ops->kind == IWPP_BACKEND_CPU || !ctx->ops->mem_free) return 0.0;
+    return (double)ctx->ops->mem_free(ctx);
+}
+
+int iwpp_tiles_needed(iwpp_context *ctx, iwpp_type type, const iwpp_image *like)
+{
+    if (ctx->nworker_specs > 0) return 1;
+    double budget = device_budget(ctx);
+    if (budget <= 0.0) return 0;
+    double n = (double)like->width * (double)like->height * (double)like->depth;
+    return recon_bytes(ctx->ops->kind, type, n) > budget;
+}
+
+/* ------------------------------------------------------------------------ */
+/* the grid                                                                 */
+
+typedef struct grid {
+    int64_t dim[3];  /* image sizes */
+    int64_t tsz[3];  /* tile sizes (interior) */
+    int64_t cnt[3];  /* tiles along each axis */
+    int64_t n;       /* tiles in all */
+} grid;
+
+/* Interior [lo, hi) and region (interior + halo, clipped) of tile k. */
+static void tile_box(const grid *g, int64_t k, int64_t lo[3], int64_t hi[3], int64_t rlo[3], int64_t rhi[3])
+{
+    int64_t c[3] = {k % g->cnt[0], (k / g->cnt[0]) % g->cnt[1], k / (g->cnt[0] * g->cnt[1])};
+    for (int a = 0; a < 3; ++a) {
+        lo[a] = c[a] * g->tsz[a];
+        hi[a] = lo[a] + g->tsz[a] < g->dim[a] ? lo[a] + g->tsz[a] : g->dim[a];
+        rlo[a] = lo[a] > 0 ? lo[a] - 1 : 0;
+        rhi[a] = hi[a] < g->dim[a] ? hi[a] + 1 : hi[a];
+    }
+}
+
+/* Tile sizes whose region has at most @p max_pixels pixels: square (cube) tiles, grown along
+ * the axes the image is short on. */
+static void grid_make(grid *g, const iwpp_image *im, double max_pixels)
+{
+    g->dim[0] = im->width, g->dim[1] = im->height, g->dim[2] = im->depth;
+    const int dims = im->depth > 1 ? 3 : 2;
+    if (max_pixels < 64) max_pixels = 64;
+    int64_t t[3] = {1, 1, 1};
+    double left = max_pixels;
+    /* smallest axis first: an axis shorter than the fair share takes all of itself */
+    int order[3] = {0, 1, 2};
+    for (int i = 0; i < dims; ++i)
+        for (int j = i + 1; j < dims; ++j)
+            if (g->dim[order[j]] < g->dim[order[i]]) {
+                int x = order[i];
+                order[i] = order[j];
+                order[j] = x;
+            }
+    for (int i = 0; i < dims; ++i) {
+        int a = order[i];
+        double share = pow(left, 1.0 / (double)(dims - i)); /* region edge for this axis */
+        int64_t e = (int64_t)floor(share) - 2;               /* minus the halo */
+        if (e < 2) e = 2;
+        if (e >= g->dim[a]) e = g->dim[a];
+        t[a] = e;
+        left /= (double)(e + 2);
+        if (left < 1) left = 1;
+    }
+    for (int a = 0; a < 3; ++a) {
+        if (a >= dims) t[a] = g->dim[a];
+        g->tsz[a] = t[a];
+        g->cnt[a] = (g->dim[a] + t[a] - 1) / t[a];
+    }
+    g->n = g->cnt[0] * g->cnt[1] * g->cnt[2];
+}
+
+/* ------------------------------------------------------------------------ */
+/* the scheduler                                                            */
+
+enum { T_IDLE = 0, T_QUEUED, T_RUNNING, T_RUNNING_DIRTY };
+
+typedef struct sched {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    grid g;
+    iwpp_image J;       /* the caller's marker (in place) */
+    const iwpp_image *I;
+    size_t es;
+    int64_t sy[2], sz[2]; /* effective strides of J, I */
+    int conn;
+    iwpp_morph_mode mode;
+    unsigned char *state;
+    int32_t *runs;
+    int64_t *ring;      /* queued tiles (FIFO of capacity g.n) */
+    int64_t qhead, qcount;
+    int running;
+    int stop;           /* error or cancel: workers leave */
+    iwpp_status st;
+    char msg[1024];
+    int64_t done;       /* tile runs finished */
+} sched;
+
+typedef struct worker {
+    sched *s;
+    iwpp_context *ctx;
+    iwpp_buf bj, bi;      /* device buffers of the largest region */
+    unsigned char *hj, *hi; /* host scratch of the largest region */
+    int64_t tiles;
+    int64_t up, down;
+    pthread_t thread;
+    int started;
+} worker;
+
+static void queue_push(sched *s, int64_t k)
+{
+    s->ring[(s->qhead + s->qcount) % s->g.n] = k;
+    s->qcount++;
+    s->state[k] = T_QUEUED;
+}
+
+/* A neighbour's halo changed: run it (again). Called under the lock. */
+static void mark_dirty(sched *s, int64_t k)
+{
+    if (s->state[k] == T_IDLE)
+        queue_push(s, k);
+    else if (s->state[k] == T_RUNNING)
+        s->state[k] = T_RUNNING_DIRTY;
+}
+
+static unsigned char *pix(const sched *s, int which, int64_t x, int64_t y, int64_t z)
+{
+    const iwpp_image *im = which ? s->I : &s->J;
+    return (unsigned char *)im->data + (size_t)(x + y * s->sy[which] + z * s->sz[which]) * s->es;
+}
+
+/* Is row (y, z) of a region inside the tile's interior? */
+static int interior_row(const int64_t lo[3], const int64_t hi[3], int64_t y, int64_t z)
+{
+    return y >= lo[1] && y < hi[1] && z >= lo[2] && z < hi[2];
+}
+
+/* Gather the region of tile k: I and the interior of J without the lock, J's halo with it. */
+static void gather(worker *w, const int64_t lo[3], const int64_t hi[3], const int64_t rlo[3],
+                   const int64_t rhi[3])
+{
+    sched *s = w->s;
+    const size_t es = s->es;
+    const int64_t rw = rhi[0] - rlo[0], rh = rhi[1] - rlo[1];
+    for (int64_t z = rlo[2]; z < rhi[2]; ++z)
+        for (int64_t y = rlo[1]; y < rhi[1]; ++y) {
+            size_t off = (size_t)((y - rlo[1]) + (z - rlo[2]) * rh) * (size_t)rw * es;
+            memcpy(w->hi + off, pix(s, 1, rlo[0], y, z), (size_t)rw * es);
+            if (interior_row(lo, hi, y, z))
+                memcpy(w->hj + off + (size_t)(lo[0] - rlo[0]) * es, pix(s, 0, lo[0], y, z),
+                       (size_t)(hi[0] - lo[0]) * es);
+        }
+    pthread_mutex_lock(&s->lock);
+    for (int64_t z = rlo[2]; z < rhi[2]; ++z)
+        for (int64_t y = rlo[1]; y < rhi[1]; ++y) {
+            size_t off = (size_t)((y - rlo[1]) + (z - rlo[2]) * rh) * (size_t)rw * es;
+            if (!interior_row(lo, hi, y, z)) {
+                memcpy(w->hj + off, pix(s, 0, rlo[0], y, z), (size_t)rw * es);
+            } else {
+                if (rlo[0] < lo[0]) memcpy(w->hj + off, pix(s, 0, rlo[0], y, z), es);
+                if (rhi[0] > hi[0])
+                    memcpy(w->hj + off + (size_t)(rhi[0] - 1 - rlo[0]) * es, pix(s, 0, rhi[0] - 1, y, z), es);
+            }
+        }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Is (y, z) an outer row of the interior (every pixel of it on the frame)? */
+static int frame_row(const int64_t lo[3], const int64_t hi[3], int64_t y, int64_t z, int is3d)
+{
+    return y == lo[1] || y == hi[1] - 1 || (is3d && (z == lo[2] || z == hi[2] - 1));
+}
+
+/* Write back the interior's inside (not the frame): no other worker reads it. */
+static void scatter_inside(worker *w, const int64_t lo[3], const int64_t hi[3], const int64_t rlo[3],
+                           const int64_t rhi[3])
+{
+    sched *s = w->s;
+    const size_t es = s->es;
+    const int is3d = s->g.dim[2] > 1;
+    const int64_t rw = rhi[0] - rlo[0], rh = rhi[1] - rlo[1];
+    if (hi[0] - lo[0] <= 2) return;
+    for (int64_t z = lo[2]; z < hi[2]; ++z)
+        for (int64_t y = lo[1]; y < hi[1]; ++y) {
+            if (frame_row(lo, hi, y, z, is3d)) continue;
+            size_t off = (size_t)((y - rlo[1]) + (z - rlo[2]) * rh) * (size_t)rw * es;
+            memcpy(pix(s, 0, lo[0] + 1, y, z), w->hj + off + (size_t)(lo[0] + 1 - rlo[0]) * es,
+                   (size_t)(hi[0] - lo[0] - 2) * es);
+        }
+}
+
+/* Directions (bit (dx+1) + 3(dy+1) + 9(dz+1)) whose neighbour tile sees pixel (x, y, z) of the
+ * interior [lo, hi) in its halo. */
+static unsigned pixel_dirs(const sched *s, const int64_t lo[3], const int64_t hi[3], int64_t x, int64_t y,
+                           int64_t z)
+{
+    int64_t p[3] = {x, y, z};
+    int opts[3][3], no[3];
+    for (int a = 0; a < 3; ++a) {
+        no[a] = 0;
+        opts[a][no[a]++] = 0;
+        if (p[a] == lo[a] && lo[a] > 0) opts[a][no[a]++] = -1;
+        if (p[a] == hi[a] - 1 && hi[a] < s->g.dim[a]) opts[a][no[a]++] = 1;
+    }
+    unsigned m = 0;
+    for (int i = 0; i < no[0]; ++i)
+        for (int j = 0; j < no[1]; ++j)
+            for (int k = 0; k < no[2]; ++k)
+                if (opts[0][i] || opts[1][j] || opts[2][k])
+                    m |= 1u << ((opts[0][i] + 1) + 3 * (opts[1][j] + 1) + 9 * (opts[2][k] + 1));
+    return m;
+}
+
+/* Under the lock: write back the interior's frame; returns the directions whose neighbours
+ * must run again (a frame pixel they see changed). */
+static unsigned scatter_frame(worker *w, const int64_t lo[3], const int64_t hi[3], const int64_t rlo[3],
+                              const int64_t rhi[3])
+{
+    sched *s = w->s;
+    const size_t es = s->es;
+    const int is3d = s->g.dim[2] > 1;
+    const int64_t rw = rhi[0] - rlo[0], rh = rhi[1] - rlo[1];
+    unsigned dirs = 0;
+    for (int64_t z = lo[2]; z < hi[2]; ++z)
+        for (int64_t y = lo[1]; y < hi[1]; ++y) {
+            const unsigned char *src = w->hj + (size_t)((y - rlo[1]) + (z - rlo[2]) * rh) * (size_t)rw * es;
+            int whole = frame_row(lo, hi, y, z, is3d);
+            for (int64_t x = lo[0]; x < hi[0]; ++x) {
+                if (!whole && x != lo[0] && x != hi[0] - 1) {
+                    x = hi[0] - 2; /* jump to the last pixel of the row */
+                    continue;
+                }
+                unsigned char *dst = pix(s, 0, x, y, z);
+                const unsigned char *v = src + (size_t)(x - rlo[0]) * es;
+                if (memcmp(dst, v, es) != 0) {
+                    memcpy(dst, v, es);
+                    dirs |= pixel_dirs(s, lo, hi, x, y, z);
+                }
+            }
+        }
+    return dirs;
+}
+
+static void dirty_neighbours(sched *s, int64_t k, unsigned dirs)
+{
+    const grid *g = &s->g;
+    int64_t c[3] = {k % g->cnt[0], (k / g->cnt[0]) % g->cnt[1], k / (g->cnt[0] * g->cnt[1])};
+    for (int b = 0; b < 27; ++b) {
+        if (!(dirs & (1u << b))) continue;
+        int64_t n[3] = {c[0] + b % 3 - 1, c[1] + (b / 3) % 3 - 1, c[2] + b / 9 - 1};
+        if (n[0] < 0 || n[1] < 0 || n[2] < 0 || n[0] >= g->cnt[0] || n[1] >= g->cnt[1] || n[2] >= g->cnt[2])
+            continue;
+        mark_dirty(s, n[0] + g->cnt[0] * (n[1] + g->cnt[1] * n[2]));
+    }
+}
+
+/* Reconstruct the region held in w->hj / w->hi on the worker's device, in place in w->hj. */
+static iwpp_status run_region(worker *w, const int64_t rlo[3], const int64_t rhi[3])
+{
+    sched *s = w->s;
+    iwpp_context *c = w->ctx;
+    const iwpp_backend_ops *ops = c->ops;
+    const int64_t rw = rhi[0] - rlo[0], rh = rhi[1] - rlo[1], rd = rhi[2] - rlo[2];
+    w->bj.w = w->bi.w = rw;
+    w->bj.h = w->bi.h = rh;
+    w->bj.d = w->bi.d = rd;
+    iwpp_image hj = iwpp_image_3d(w->hj, s->J.type, rw, rh, rd);
+    iwpp_image hi = iwpp_image_3d(w->hi, s->J.type, rw, rh, rd);
+    iwpp_status st;
+    if ((st = ops->upload(c, &w->bj, &hj)) || (st = ops->upload(c, &w->bi, &hi)) ||
+        (st = ops->pointwise(c, s->mode == IWPP_BY_DILATION ? IWPP_PW_MIN : IWPP_PW_MAX, &w->bj, &w->bj, &w->bi,
+                             0)) ||
+        (st = ops->reconstruct(c, &w->bj, &w->bi, s->conn, s->mode)) || (st = ops->download(c, &w->bj, &hj)))
+        return st;
+    const int64_t bytes = rw * rh * rd * (int64_t)s->es;
+    w->up += 2 * bytes;
+    w->down += bytes;
+    return IWPP_OK;
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    sched *s = w->s;
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        while (!s->stop && s->qcount == 0 && s->running > 0) pthread_cond_wait(&s->cv, &s->lock);
+        if (s->stop || s->qcount == 0) break;
+        int64_t k = s->ring[s->qhead];
+        s->qhead = (s->qhead + 1) % s->g.n;
+        s->qcount--;
+        s->state[k] = T_RUNNING;
+        s->running++;
+        pthread_mutex_unlock(&s->lock);
+
+        int64_t lo[3], hi[3], rlo[3], rhi[3];
+        tile_box(&s->g, k, lo, hi, rlo, rhi);
+        gather(w, lo, hi, rlo, rhi);
+        w->ctx->message[0] = '\0';
+        iwpp_status st = run_region(w, rlo, rhi);
+        if (st == IWPP_OK) scatter_inside(w, lo, hi, rlo, rhi);
+
+        pthread_mutex_lock(&s->lock);
+        s->running--;
+        if (st != IWPP_OK) {
+            if (!s->stop) {
+                s->stop = 1;
+                s->st = st;
+                snprintf(s->msg, sizeof s->msg, "%s", w->ctx->message);
+            }
+        } else {
+            dirty_neighbours(s, k, scatter_frame(w, lo, hi, rlo, rhi));
+            if (s->state[k] == T_RUNNING_DIRTY)
+                queue_push(s, k);
+            else
+                s->state[k] = T_IDLE;
+            s->runs[k]++;
+            s->done++;
+            w->tiles++;
+        }
+        pthread_cond_broadcast(&s->cv);
+    }
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* worker contexts                                                          */
+
+void iwpp_tiles_release(iwpp_context *ctx)
+{
+    for (int i = 0; i < ctx->ntile_ctx; ++i) iwpp_context_destroy(ctx->tile_ctx[i]);
+    free(ctx->tile_ctx);
+    ctx->tile_ctx = NULL;
+    ctx->ntile_ctx = 0;
+}
+
+/* The worker list of a call: the context's list, or by default its own device alone (twice
+ * on a GPU, so that one worker's copies overlap the other's kernels). */
+static int effective_specs(iwpp_context *ctx, iwpp_worker_spec *out)
+{
+    if (ctx->nworker_specs > 0) {
+        memcpy(out, ctx->workers, sizeof out[0] * (size_t)ctx->nworker_specs);
+        return ctx->nworker_specs;
+    }
+    out[0].backend = ctx->ops->kind;
+    out[0].device = ctx->ops->kind == IWPP_BACKEND_CPU ? 0 : ctx->device;
+    out[0].count = ctx->ops->kind == IWPP_BACKEND_CPU ? iwpp_cpu_threads(ctx) : 2;
+    return 1;
+}
+
+/* Contexts for @p n workers, made once and kept in ctx (the caller's own context is worker 0
+ * where its device is the first item's: its kernels are built already). */
+static iwpp_status worker_contexts(iwpp_context *ctx, const iwpp_worker_spec *sp, int nsp, iwpp_context **out,
+                                   int *nout)
+{
+    int n = 0;
+    for (int i = 0; i < nsp; ++i) n += sp[i].count;
+    if (ctx->ntile_ctx != n) {
+        iwpp_tiles_release(ctx);
+        ctx->tile_ctx = calloc((size_t)n, sizeof *ctx->tile_ctx);
+        if (!ctx->tile_ctx) return iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for %d workers", n);
+        ctx->ntile_ctx = n;
+    }
+    int k = 0;
+    for (int i = 0; i < nsp; ++i)
+        for (int j = 0; j < sp[i].count; ++j, ++k) {
+            /* a CPU caller may run several threads: its workers are single-threaded contexts */
+            int own = k == 0 && sp[i].backend == ctx->ops->kind && sp[i].backend != IWPP_BACKEND_CPU &&
+                      sp[i].device == ctx->device;
+            if (own) {
+                out[k] = ctx;
+                continue;
+            }
+            iwpp_context *c = ctx->tile_ctx[k];
+            if (c && (c->ops->kind != sp[i].backend || c->device != sp[i].device)) {
+                iwpp_context_destroy(c);
+                c = ctx->tile_ctx[k] = NULL;
+            }
+            if (!c) {
+                iwpp_status st = iwpp_context_create(&c, sp[i].backend);
+                if (st == IWPP_OK && sp[i].device != 0) st = iwpp_context_set_device(c, sp[i].device);
+                if (st != IWPP_OK) {
+                    if (c)
+                        iwpp_set_error(ctx, st, "tile worker %d (%s device %d): %s", k,
+                                       iwpp_backend_name(sp[i].backend), sp[i].device, iwpp_error_message(c));
+                    else
+                        iwpp_set_error(ctx, st, "tile worker %d: out of host memory", k);
+                    iwpp_context_destroy(c);
+                    return st;
+                }
+                ctx->tile_ctx[k] = c;
+            }
+            /* the caller's settings, one thread per CPU worker */
+            c->threads = 1;
+            c->algorithm = ctx->algorithm;
+            c->queue_variant = ctx->queue_variant;
+            c->queue_capacity = ctx->queue_capacity;
+            c->tile_size = ctx->tile_size;
+            out[k] = c;
+        }
+    *nout = n;
+    return IWPP_OK;
+}
+
+/* Largest region (pixels) a worker on @p c may hold, from its device's budget shared by the
+ * @p sharing workers on that device; 0 = no device limit. */
+static double region_limit(iwpp_context *caller, iwpp_context *c, iwpp_type type, int sharing)
+{
+    double budget = 0.0;
+    if (c->ops->kind != IWPP_BACKEND_CPU || caller->ops->kind == IWPP_BACKEND_CPU) {
+        uint64_t lim = caller->memory_limit;
+        budget = lim ? (double)lim : (c->ops->mem_free && c->ops->kind != IWPP_BACKEND_CPU ? (double)c->ops->mem_free(c) : 0.0);
+    }
+    if (budget <= 0.0) return 0.0;
+    /* keep a tenth aside for the backend's own small buffers and the allocator's rounding, and
+       up to 64 MiB per worker for its queues' fixed part */
+    double per = budget * 0.9 / (double)(sharing > 0 ? sharing : 1);
+    per -= fmin((double)(64 << 20), per / 8);
+    double bpp = 2.0 * (double)iwpp_type_size(type) + extra_bytes_per_pixel(c->ops->kind);
+    return per / bpp;
+}
+
+/* ------------------------------------------------------------------------ */
+/* the call                                                                 */
+
+static double monotonic_ms(void) { return iwpp_now_ms(); }
+
+iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const iwpp_image *mask, int conn,
+                                   iwpp_morph_mode mode)
+{
+    iwpp_worker_spec sp[IWPP_MAX_WORKER_SPECS];
+    int nsp = effective_specs(ctx, sp);
+    iwpp_context *wc[IWPP_MAX_WORKERS];
+    int nw = 0;
+    iwpp_status st = worker_contexts(ctx, sp, nsp, wc, &nw);
+    if (st != IWPP_OK) return st;
+
+    /* tile size: the smallest region any worker's budget allows; with several workers, also
+       small enough that there are a few tiles per worker to balance */
+    double n_all = (double)mask->width * (double)mask->height * (double)mask->depth;
+    double maxpix = 0.0;
+    for (int k = 0; k < nw; ++k) {
+        int sharing = 0;
+        for (int j = 0; j < nw; ++j)
+            sharing += wc[j]->ops->kind == wc[k]->ops->kind && wc[j]->device == wc[k]->device;
+        double lim = region_limit(ctx, wc[k], mask->type, sharing);
+        if (lim > 0 && (maxpix == 0 || lim < maxpix)) maxpix = lim;
+    }
+    if (nw > 1) {
+        double share = n_all / (4.0 * nw);
+        if (maxpix == 0 || share < maxpix) maxpix = share;
+    }
+    if (maxpix == 0) maxpix = n_all;
+
+    sched s;
+    memset(&s, 0, sizeof s);
+    grid_make(&s.g, mask, maxpix);
+    s.J = *marker;
+    s.I = mask;
+    s.es = iwpp_type_size(mask->type);
+    s.sy[0] = marker->stride_y ? marker->stride_y : marker->width;
+    s.sz[0] = marker->stride_z ? marker->stride_z : s.sy[0] * marker->height;
+    s.sy[1] = mask->stride_y ? mask->stride_y : mask->width;
+    s.sz[1] = mask->stride_z ? mask->stride_z : s.sy[1] * mask->height;
+    s.conn = conn;
+    s.mode = mode;
+    const int64_t ntiles = s.g.n;
+    int64_t rmax = 1;
+    for (int a = 0; a < 3; ++a) rmax *= s.g.tsz[a] + (s.g.cnt[a] > 1 ? 2 : 0);
+    if (rmax > n_all) rmax = (int64_t)n_all;
+
+    worker *w = calloc((size_t)nw, sizeof *w);
+    s.state = calloc((size_t)ntiles, 1);
+    s.runs = calloc((size_t)ntiles, sizeof *s.runs);
+    s.ring = malloc((size_t)ntiles * sizeof *s.ring);
+    if (!w || !s.state || !s.runs || !s.ring) {
+        st = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the tile scheduler (%lld tiles)",
+                            (long long)ntiles);
+        goto out;
+    }
+    /* every buffer before any tile runs: a failure here leaves the marker untouched */
+    for (int k = 0; k < nw && st == IWPP_OK; ++k) {
+        w[k].s = &s;
+        w[k].ctx = wc[k];
+        w[k].hj = malloc((size_t)rmax * s.es);
+        w[k].hi = malloc((size_t)rmax * s.es);
+        if (!w[k].hj || !w[k].hi) {
+            st = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for tile scratch (%.1f MiB per worker)",
+                                2.0 * (double)rmax * (double)s.es / 1048576.0);
+            break;
+        }
+        w[k].bj.type = w[k].bi.type = mask->type;
+        w[k].bj.w = w[k].bi.w = rmax;
+        w[k].bj.h = w[k].bi.h = 1;
+        w[k].bj.d = w[k].bi.d = 1;
+        if ((st = wc[k]->ops->buf_alloc(wc[k], &w[k].bj)) == IWPP_OK)
+            st = wc[k]->ops->buf_alloc(wc[k], &w[k].bi);
+        if (st != IWPP_OK && wc[k] != ctx)
+            iwpp_set_error(ctx, st, "tile worker %d (%s): %s", k, wc[k]->ops->name, iwpp_error_message(wc[k]));
+    }
+    if (st != IWPP_OK) goto out;
+
+    pthread_mutex_init(&s.lock, NULL);
+    pthread_cond_init(&s.cv, NULL);
+    for (int64_t k = 0; k < ntiles; ++k) queue_push(&s, k);
+    for (int k = 0; k < nw; ++k) {
+        if (pthread_create(&w[k].thread, NULL, worker_main, &w[k]) != 0) {
+            pthread_mutex_lock(&s.lock);
+            if (k == 0) {
+                s.stop = 1;
+                s.st = IWPP_ENOMEM;
+                snprintf(s.msg, sizeof s.msg, "could not start a tile worker thread");
+            }
+            pthread_mutex_unlock(&s.lock);
+            break; /* the ones started finish the work */
+        }
+        w[k].started = 1;
+    }
+    /* the calling thread: progress and cancel */
+    {
+        double best = 0.0, last = monotonic_ms();
+        pthread_mutex_lock(&s.lock);
+        while (!s.stop && (s.qcount > 0 || s.running > 0)) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 50 * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+            pthread_cond_timedwait(&s.cv, &s.lock, &ts);
+            if (ctx->progress && monotonic_ms() - last >= 100.0 && !s.stop) {
+                double f = (double)s.done / (double)(s.done + s.qcount + s.running);
+                if (f > best) best = f;
+                pthread_mutex_unlock(&s.lock);
+                int cancel = ctx->progress(ctx->progress_user, best);
+                last = monotonic_ms();
+                pthread_mutex_lock(&s.lock);
+                if (cancel && !s.stop) {
+                    s.stop = 1;
+                    s.st = IWPP_ECANCELED;
+                    snprintf(s.msg, sizeof s.msg, "cancelled after %lld of %lld tile runs", (long long)s.done,
+                             (long long)(s.done + s.qcount + s.running));
+                    pthread_cond_broadcast(&s.cv);
+                }
+            }
+        }
+        pthread_mutex_unlock(&s.lock);
+    }
+    for (int k = 0; k < nw; ++k)
+        if (w[k].started) pthread_join(w[k].thread, NULL);
+    pthread_cond_destroy(&s.cv);
+    pthread_mutex_destroy(&s.lock);
+    if (s.st != IWPP_OK) {
+        st = iwpp_set_error(ctx, s.st, "%s", s.msg[0] ? s.msg : "a tile worker failed");
+    } else {
+        if (ctx->progress) ctx->progress(ctx->progress_user, 1.0);
+        iwpp_stats *o = &ctx->stats;
+        memset(o, 0, sizeof *o); /* worker 0 may be ctx itself: drop its last tile's figures */
+        o->tiles = s.done;
+        o->tile_grid = ntiles;
+        o->workers = nw;
+        for (int64_t k = 0; k < ntiles; ++k)
+            if (s.runs[k] > o->tile_rounds) o->tile_rounds = s.runs[k];
+        for (int k = 0; k < nw; ++k) {
+            o->bytes_to_device += w[k].up;
+            o->bytes_from_device += w[k].down;
+            if (k < 16) o->worker_tiles[k] = w[k].tiles;
+        }
+        o->rounds = o->tile_rounds;
+        snprintf(o->variant, sizeof o->variant, "tiles %lldx%lldx%lld, %d worker%s", (long long)s.g.tsz[0],
+                 (long long)s.g.tsz[1], (long long)s.g.tsz[2], nw, nw > 1 ? "s" : "");
+        o->compute_ms = 0.0;
+    }
+out:
+    if (w)
+        for (int k = 0; k < nw; ++k) {
+            if (w[k].ctx) {
+                w[k].ctx->ops->buf_free(w[k].ctx, &w[k].bj);
+                w[k].ctx->ops->buf_free(w[k].ctx, &w[k].bi);
+            }
+            free(w[k].hj);
+            free(w[k].hi);
+        }
+    free(w);
+    free(s.state);
+    free(s.runs);
+    free(s.ring);
+    return st;
+}

@@ -1,0 +1,29 @@
+/*
+ * tiles.h - the tile scheduler (internal): reconstruction of images larger than a device's
+ * memory budget, and of one image by several workers (GPUs and CPU threads) at once.
+ * See tiles.c for the scheme.
+ */
+#ifndef IWPP_TILES_H
+#define IWPP_TILES_H
+
+#include "backend.h"
+
+/** Parse a worker list ("gpu*2,cpu*4", "all-gpus,cpu", ...) into ctx (see iwpp.h). */
+iwpp_status iwpp_workers_parse(iwpp_context *ctx, const char *spec);
+
+/** Whether a reconstruction of images of @p type and sizes of @p like must run through
+ *  tiles on @p ctx: a worker list is set, or its working set exceeds the memory budget. */
+int iwpp_tiles_needed(iwpp_context *ctx, iwpp_type type, const iwpp_image *like);
+
+/**
+ * Reconstruction by tiles of host views: @p marker (in place; need not be clipped yet) under
+ * @p mask. Arguments are checked. On failure the marker may hold a partial result: every
+ * pixel between its clipped value and the final one.
+ */
+iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const iwpp_image *mask,
+                                   int connectivity, iwpp_morph_mode mode);
+
+/** Release the worker contexts a context keeps between tiled calls. */
+void iwpp_tiles_release(iwpp_context *ctx);
+
+#endif

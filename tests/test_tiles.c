@@ -1,0 +1,360 @@
+/*
+ * test_tiles.c - reconstruction through the tile scheduler (native/tiles.c) against the
+ * definitional oracle, bit for bit: a tiny memory budget cuts small images into tens to
+ * hundreds of tiles, and the worker lists put several workers on one image.
+ *
+ * Inputs whose propagation must cross many tiles (a spiral through every tile, a maze, one
+ * seed in a corner), sizes that are not multiples of the tile, every type, mode and
+ * connectivity, 2D and 3D, and the operations built on reconstruction.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static const iwpp_type TYPES[3] = {IWPP_U8, IWPP_U16, IWPP_F32};
+static const iwpp_morph_mode MODES[2] = {IWPP_BY_DILATION, IWPP_BY_EROSION};
+
+/* How a case's context is set up beyond the configuration under test. */
+typedef struct tiling {
+    uint64_t budget;     /* bytes; 0 = default */
+    const char *workers; /* NULL = default */
+    const char *label;
+} tiling;
+
+/* The tilings every case runs with: a budget alone (the backend's default workers), and a
+ * budget with a mixed worker list (the device twice and two CPU workers). */
+static int tilings(tiling *out, iwpp_type type)
+{
+    /* budgets that give regions of a few hundred pixels (GPU backends count their queues too) */
+    const uint64_t es = iwpp_type_size(type), per_px = g_backend == IWPP_BACKEND_CPU ? 2 * es : 2 * es + 9;
+    int n = 0;
+    out[n++] = (tiling){450 * per_px, NULL, "small budget"};
+    if (g_backend == IWPP_BACKEND_CPU)
+        out[n++] = (tiling){1500 * per_px, "cpu*3", "small budget, cpu*3"};
+    else
+        out[n++] = (tiling){700 * per_px, "gpu*2,cpu*2", "small budget, gpu*2,cpu*2"};
+    return n;
+}
+
+static iwpp_context *tiled_context(const harness_config *c, const tiling *t)
+{
+    iwpp_context *ctx = NULL;
+    if (harness_make_context(c, &ctx) != IWPP_OK) return NULL;
+    iwpp_status st = iwpp_context_set_memory_limit(ctx, t->budget);
+    if (st == IWPP_OK && t->workers) st = iwpp_context_set_workers(ctx, t->workers);
+    if (st != IWPP_OK) {
+        print_error("cannot set up tiling \"%s\": %s\n", t->label, iwpp_error_message(ctx));
+        iwpp_context_destroy(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+/* The in-memory result of the sequential CPU backend (itself checked against the oracle by
+ * test_reconstruct): the oracle's repeated sweeps take minutes on a long spiral. */
+static void cpu_reference(iwpp_type type, odims d, int conn, iwpp_morph_mode mode, const double *marker,
+                          const double *mask, double *out)
+{
+    iwpp_context *ctx = NULL;
+    timg mk, ms;
+    if (iwpp_context_create(&ctx, IWPP_BACKEND_CPU) != IWPP_OK || iwpp_context_set_threads(ctx, 1) != IWPP_OK ||
+        !timg_init(&mk, type, d, 0, 0) || !timg_init(&ms, type, d, 0, 0))
+        fail_msg("cannot set up the CPU reference");
+    timg_load(&mk, marker);
+    timg_load(&ms, mask);
+    if (iwpp_reconstruct(ctx, &mk.v, &ms.v, conn, mode) != IWPP_OK)
+        fail_msg("CPU reference failed: %s", iwpp_error_message(ctx));
+    timg_store(&mk, out);
+    timg_free(&mk);
+    timg_free(&ms);
+    iwpp_context_destroy(ctx);
+}
+
+/* Configurations a case runs on: all CPU thread counts; on a GPU backend the first setting
+ * only (the tiles do not depend on the queue variant, and PoCL is slow). */
+static int ncfg(void) { return g_backend == IWPP_BACKEND_CPU ? g_ncfg : 1; }
+
+/* Reconstruct on every configuration and tiling; compare with the oracle (or, with
+ * @p by_cpu, the sequential CPU result). @p min_tiles: the tiled grid must have at least that
+ * many tiles (0 = do not check). */
+static int run_case(iwpp_type type, odims d, int conn, iwpp_morph_mode mode, const double *marker,
+                    const double *mask, const char *label, int64_t min_tiles, int by_cpu)
+{
+    int fails = 0;
+    int64_t n = odims_count(d);
+    double *expected = vol_alloc(d);
+    if (by_cpu) {
+        cpu_reference(type, d, conn, mode, marker, mask, expected);
+    } else {
+        memcpy(expected, marker, (size_t)n * sizeof(double));
+        oracle_reconstruct(expected, mask, d, conn, mode == IWPP_BY_EROSION);
+        for (int64_t k = 0; k < n; ++k) expected[k] = as_type(type, expected[k]);
+    }
+    tiling tl[4];
+    int ntl = tilings(tl, type);
+    for (int i = 0; i < ncfg(); ++i)
+        for (int t = 0; t < ntl; ++t) {
+            const char *what = fmt("tiled reconstruct %s %s conn=%d %lldx%lldx%lld %s, %s [%s]",
+                                   iwpp_type_name(type), mode_name(mode), conn, (long long)d.w,
+                                   (long long)d.h, (long long)d.d, label, tl[t].label, g_cfg[i].name);
+            iwpp_context *ctx = tiled_context(&g_cfg[i], &tl[t]);
+            if (!ctx) {
+                note_failure(&fails);
+                continue;
+            }
+            timg mk, ms;
+            if (!timg_init(&mk, type, d, 3, d.d > 1 ? 5 : 0) || !timg_init(&ms, type, d, 0, 0))
+                fail_msg("out of memory in the test");
+            timg_load(&mk, marker);
+            timg_load(&ms, mask);
+            iwpp_status st = iwpp_reconstruct(ctx, &mk.v, &ms.v, conn, mode);
+            int bad = check_ok(st, ctx, what);
+            if (!bad) bad = check_equal(&mk, expected, what) || check_padding(&mk, what);
+            iwpp_stats stats;
+            iwpp_context_stats(ctx, &stats);
+            if (!bad && stats.tile_grid < (min_tiles > 0 ? min_tiles : 1)) {
+                print_error("FAIL: %s: %lld tiles, expected at least %lld (variant \"%s\")\n", what,
+                            (long long)stats.tile_grid, (long long)min_tiles, stats.variant);
+                bad = 1;
+            }
+            if (!bad && (stats.tiles < stats.tile_grid || stats.bytes_to_device <= 0 ||
+                         stats.bytes_from_device <= 0 || stats.workers < 1)) {
+                print_error("FAIL: %s: implausible tile figures (%lld runs of %lld tiles, %lld/%lld bytes)\n",
+                            what, (long long)stats.tiles, (long long)stats.tile_grid,
+                            (long long)stats.bytes_to_device, (long long)stats.bytes_from_device);
+                bad = 1;
+            }
+            if (bad) note_failure(&fails);
+            timg_free(&mk);
+            timg_free(&ms);
+            iwpp_context_destroy(ctx);
+        }
+    free(expected);
+    return fails;
+}
+
+/* Random masks (plateaus on some), markers above the mask in places (clipping). */
+static void test_random(void **state)
+{
+    (void)state;
+    int fails = 0;
+    static const odims s2[] = {{157, 103, 1}, {3, 91, 1}, {77, 1, 1}};
+    static const odims s3[] = {{23, 19, 13}, {1, 9, 40}};
+    uint64_t seed = 500;
+    for (int t = 0; t < 3; ++t)
+        for (int m = 0; m < 2; ++m)
+            for (int dim = 2; dim <= 3; ++dim) {
+                const odims *sizes = dim == 2 ? s2 : s3;
+                int ns = dim == 2 ? 3 : 2;
+                static const int c2[] = {4, 8}, c3[] = {6, 18, 26};
+                const int *conns = dim == 2 ? c2 : c3;
+                int nc = dim == 2 ? 2 : 3;
+                for (int s = 0; s < ns; ++s)
+                    for (int c = 0; c < nc; ++c) {
+                        odims d = sizes[s];
+                        trng r;
+                        trng_seed(&r, ++seed);
+                        double *mask = vol_alloc(d), *marker = vol_alloc(d);
+                        gen_random(&r, TYPES[t], d, (seed & 1) ? 9 : 256, mask);
+                        gen_random(&r, TYPES[t], d, 256, marker);
+                        /* mostly far from the mask: long propagation, some clipping */
+                        for (int64_t k = 0; k < odims_count(d); ++k)
+                            if (trng_below(&r, 100) < 97)
+                                marker[k] = MODES[m] == IWPP_BY_DILATION ? (TYPES[t] == IWPP_F32 ? -64.0 : 0.0)
+                                                                         : (TYPES[t] == IWPP_F32 ? 64.0 : type_max(TYPES[t]));
+                        fails += run_case(TYPES[t], d, conns[c], MODES[m], marker, mask,
+                                          fmt("random seed=%llu", (unsigned long long)seed),
+                                          s == 0 ? 20 : 0, 0);
+                        free(mask);
+                        free(marker);
+                    }
+            }
+    assert_int_equal(fails, 0);
+}
+
+/* One seed in a corner; the mask a spiral or a maze: the wave crosses every tile, most of them
+ * many times. */
+static void test_long_paths(void **state)
+{
+    (void)state;
+    int fails = 0;
+    static const odims sizes[] = {{201, 173, 1}, {31, 29, 5}};
+    for (int s = 0; s < 2; ++s)
+        for (int kind = 0; kind < 2; ++kind)
+            for (int t = 0; t < 3; ++t) {
+                odims d = sizes[s];
+                trng r;
+                trng_seed(&r, 900 + (uint64_t)(s * 10 + kind));
+                double *mask = vol_alloc(d), *marker = vol_alloc(d);
+                if (kind == 0)
+                    gen_spiral(d, mask);
+                else
+                    gen_maze(&r, d, mask);
+                double hi = TYPES[t] == IWPP_F32 ? 2.5 : 200.0;
+                for (int64_t k = 0; k < odims_count(d); ++k) {
+                    mask[k] *= hi;
+                    marker[k] = 0.0;
+                }
+                marker[0] = hi; /* corridors start at (0,0,0) */
+                int conn = d.d > 1 ? 6 : 4;
+                fails += run_case(TYPES[t], d, conn, IWPP_BY_DILATION, marker, mask,
+                                  kind == 0 ? "spiral, one seed in a corner" : "maze, one seed in a corner",
+                                  d.d > 1 ? 8 : 100, 1);
+                /* the dual: a hole of low values reached from the corner by erosion */
+                for (int64_t k = 0; k < odims_count(d); ++k) {
+                    mask[k] = hi - mask[k];
+                    marker[k] = hi;
+                }
+                marker[0] = 0.0;
+                fails += run_case(TYPES[t], d, d.d > 1 ? 26 : 8, IWPP_BY_EROSION, marker, mask,
+                                  kind == 0 ? "inverted spiral, erosion" : "inverted maze, erosion", 0, 1);
+                free(mask);
+                free(marker);
+            }
+    assert_int_equal(fails, 0);
+}
+
+/* Operations built on reconstruction go through tiles too: compare with the oracle. */
+static void test_composed(void **state)
+{
+    (void)state;
+    int fails = 0;
+    const odims d = {97, 61, 1};
+    for (int t = 0; t < 3; ++t) {
+        tiling tl[4];
+        int ntl = tilings(tl, TYPES[t]);
+        trng r;
+        trng_seed(&r, 1300 + (uint64_t)t);
+        double *in = vol_alloc(d), *want = vol_alloc(d);
+        gen_random(&r, TYPES[t], d, 5, in);
+        for (int op = 0; op < 3; ++op) {
+            const char *name = op == 0 ? "fill holes" : op == 1 ? "kill borders" : "h-maxima 2";
+            if (op == 0)
+                oracle_fill_holes(in, d, TYPES[t], 4, want);
+            else if (op == 1)
+                oracle_kill_borders(in, d, TYPES[t], 8, want);
+            else
+                oracle_hextrema(in, d, TYPES[t], 2.0, 8, 1, want);
+            for (int64_t k = 0; k < odims_count(d); ++k) want[k] = as_type(TYPES[t], want[k]);
+            for (int i = 0; i < ncfg(); ++i)
+                for (int j = 0; j < ntl; ++j) {
+                    const char *what = fmt("tiled %s %s [%s, %s]", name, iwpp_type_name(TYPES[t]), tl[j].label,
+                                           g_cfg[i].name);
+                    iwpp_context *ctx = tiled_context(&g_cfg[i], &tl[j]);
+                    timg a, o;
+                    if (!ctx || !timg_init(&a, TYPES[t], d, 0, 0) || !timg_init(&o, TYPES[t], d, 2, 0))
+                        fail_msg("setup failed");
+                    timg_load(&a, in);
+                    iwpp_status st = op == 0   ? iwpp_fill_holes(ctx, &a.v, 4, &o.v)
+                                     : op == 1 ? iwpp_kill_borders(ctx, &a.v, 8, &o.v)
+                                               : iwpp_h_maxima(ctx, &a.v, 2.0, 8, &o.v);
+                    int bad = check_ok(st, ctx, what);
+                    if (!bad) bad = check_equal(&o, want, what) || check_padding(&o, what);
+                    iwpp_stats stats;
+                    iwpp_context_stats(ctx, &stats);
+                    if (!bad && stats.tile_grid < 2) {
+                        print_error("FAIL: %s: did not run through tiles (%s)\n", what, stats.variant);
+                        bad = 1;
+                    }
+                    if (bad) note_failure(&fails);
+                    timg_free(&a);
+                    timg_free(&o);
+                    iwpp_context_destroy(ctx);
+                }
+        }
+        free(in);
+        free(want);
+    }
+    assert_int_equal(fails, 0);
+}
+
+/* Progress reaches 1, and a progress callback that asks to stop gets IWPP_ECANCELED. */
+static int g_calls;
+static double g_last;
+static int count_progress(void *user, double f)
+{
+    (void)user;
+    ++g_calls;
+    g_last = f;
+    return 0;
+}
+static int cancel_at_once(void *user, double f)
+{
+    (void)user;
+    (void)f;
+    return 1;
+}
+
+static void test_progress_and_cancel(void **state)
+{
+    (void)state;
+    const odims d = {301, 257, 1};
+    double *mask = vol_alloc(d), *marker = vol_alloc(d);
+    gen_spiral(d, mask);
+    for (int64_t k = 0; k < odims_count(d); ++k) marker[k] = 0, mask[k] *= 100;
+    marker[0] = 100;
+    tiling t = {1000, NULL, "budget 1000 B"};
+    iwpp_context *ctx = tiled_context(&g_cfg[0], &t);
+    assert_non_null(ctx);
+    timg mk, ms;
+    assert_true(timg_init(&mk, IWPP_U8, d, 0, 0) && timg_init(&ms, IWPP_U8, d, 0, 0));
+    timg_load(&mk, marker);
+    timg_load(&ms, mask);
+    g_calls = 0;
+    g_last = -1;
+    assert_int_equal(iwpp_context_set_progress(ctx, count_progress, NULL), IWPP_OK);
+    assert_int_equal(iwpp_reconstruct(ctx, &mk.v, &ms.v, 4, IWPP_BY_DILATION), IWPP_OK);
+    assert_true(g_calls >= 1);
+    assert_true(g_last == 1.0);
+    timg_load(&mk, marker);
+    assert_int_equal(iwpp_context_set_progress(ctx, cancel_at_once, NULL), IWPP_OK);
+    iwpp_status st = iwpp_reconstruct(ctx, &mk.v, &ms.v, 4, IWPP_BY_DILATION);
+    /* a call that finished before the first report (fast machine) is not a failure */
+    if (st != IWPP_OK) {
+        assert_int_equal(st, IWPP_ECANCELED);
+        assert_non_null(strstr(iwpp_error_message(ctx), "cancel"));
+    }
+    timg_free(&mk);
+    timg_free(&ms);
+    iwpp_context_destroy(ctx);
+    free(mask);
+    free(marker);
+}
+
+/* Worker lists: what is refused, and what is accepted. */
+static void test_worker_lists(void **state)
+{
+    (void)state;
+    iwpp_context *ctx = NULL;
+    assert_int_equal(harness_make_context(&g_cfg[0], &ctx), IWPP_OK);
+    const char *bad[] = {"gpu*0", "gpu*", "cpu*-2", "cpu*100000", "fpga", "cuda:", "opencl:x", "cpu,,gpu*2x",
+                         "cuda:99999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        assert_int_equal(iwpp_context_set_workers(ctx, bad[i]), IWPP_EINVAL);
+        assert_true(strlen(iwpp_error_message(ctx)) > 10);
+    }
+    assert_int_equal(iwpp_context_set_workers(ctx, "gpu*2, cpu*2"), IWPP_OK);
+    assert_int_equal(iwpp_context_set_workers(ctx, ""), IWPP_OK);
+    assert_int_equal(iwpp_context_set_workers(ctx, NULL), IWPP_OK);
+    assert_int_equal(iwpp_context_set_memory_limit(NULL, 5), IWPP_EINVAL);
+    iwpp_context_destroy(ctx);
+}
+
+int main(void)
+{
+    int rc = harness_init("test_tiles");
+    if (rc) return rc;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_worker_lists),
+        cmocka_unit_test(test_progress_and_cancel),
+        cmocka_unit_test(test_random),
+        cmocka_unit_test(test_long_paths),
+        cmocka_unit_test(test_composed),
+    };
+    int fails = HARNESS_RUN("tiles", tests);
+    harness_fini();
+    return fails ? 1 : 0;
+}
