@@ -131,6 +131,7 @@ int main(int argc, char **argv)
     const char *backend = "cuda";
     char sizes[256] = "8192", limits[256] = "", workers[512] = "";
     int reps = 3, device = 0, do_edt = 0;
+    uint64_t wlimit = 0; /* budget of the --workers runs */
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--backend") && v) backend = v, ++i;
@@ -138,13 +139,14 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--limits") && v) snprintf(limits, sizeof limits, "%s", v), ++i;
         else if (!strcmp(a, "--workers") && v) snprintf(workers, sizeof workers, "%s", v), ++i;
         else if (!strcmp(a, "--reps") && v) reps = atoi(v), ++i;
+        else if (!strcmp(a, "--wlimit") && v) wlimit = parse_bytes(v), ++i;
         else if (!strcmp(a, "--device") && v) device = atoi(v), ++i;
         else if (!strcmp(a, "--edt")) do_edt = 1;
         else {
             fprintf(stderr,
                     "usage: tiles_bench [--backend cpu|cuda|opencl] [--sizes N,...] [--limits 16G,1G]\n"
                     "                   [--workers \"gpu*2;gpu,cpu*8\"] (lists separated by ';')\n"
-                    "                   [--reps N] [--device D] [--edt]\n");
+                    "                   [--wlimit BYTES (budget of the --workers runs)] [--reps N] [--device D] [--edt]\n");
             return 1;
         }
     }
@@ -185,8 +187,8 @@ int main(int argc, char **argv)
             nc++;
         }
         for (int i = 0; i < nwk && nc < 40; ++i) {
-            snprintf(labels[nc], sizeof labels[nc], "workers %s", wk[i]);
-            cfgs[nc] = (run_cfg){labels[nc], 0, wk[i]};
+            snprintf(labels[nc], sizeof labels[nc], "workers %s%s", wk[i], wlimit ? " +budget" : "");
+            cfgs[nc] = (run_cfg){labels[nc], wlimit, wk[i]};
             nc++;
         }
         double base = 0;
@@ -210,6 +212,9 @@ int main(int argc, char **argv)
             printf("  %-28s %10.1f %10.1f %8.2f %7lld %7lld %9.2f %9.2f  %s / %s\n", cfgs[c].label, ms,
                    st.compute_ms, base > 0 ? ms / base : 0.0, (long long)st.tiles, (long long)st.tile_rounds,
                    st.bytes_to_device / 1e9, st.bytes_from_device / 1e9, st.variant, check);
+            if (st.tiles > 0)
+                printf("  %-28s re-run queue pops: %lld (%.2f%% of the pixels)\n", "", (long long)st.pixels_visited,
+                       100.0 * (double)st.pixels_visited / (double)px);
             if (st.workers > 1) {
                 printf("  %-28s tile runs per worker:", "");
                 for (int k = 0; k < st.workers && k < 16; ++k) printf(" %lld", (long long)st.worker_tiles[k]);

@@ -20,4 +20,6 @@ const iwpp_backend_ops iwpp_cuda_backend = {
     .wrap = NULL,
     .minmax = iwpp_cuda_minmax,
     .mem_free = iwpp_cuda_mem_free,
+    .host_alloc = iwpp_cuda_host_alloc,
+    .host_free = iwpp_cuda_host_free,
 };

@@ -436,7 +436,11 @@ static iwpp_status transfer(iwpp_context *ctx, void *dev, const iwpp_image *im, 
     char *hbase = (char *)im->data;
     char *dbase = (char *)dev;
     const bool contiguous = sy == w && (d == 1 || sz == w * h);
-    if (total >= st->stage_min && total > 0 && stage_ready(st)) {
+    /* Page-locked host memory (the tile scheduler's scratch) goes straight to the DMA engine. */
+    cudaPointerAttributes attr;
+    bool pinned = cudaPointerGetAttributes(&attr, hbase) == cudaSuccess && attr.type == cudaMemoryTypeHost;
+    cudaGetLastError();
+    if (!pinned && total >= st->stage_min && total > 0 && stage_ready(st)) {
         host_layout L;
         L.base = hbase;
         L.sstride = (size_t)sz * es;
@@ -479,6 +483,24 @@ static iwpp_status transfer(iwpp_context *ctx, void *dev, const iwpp_image *im, 
 extern "C" iwpp_status iwpp_cuda_upload(iwpp_context *ctx, iwpp_buf *dst, const iwpp_image *src)
 {
     return transfer(ctx, dst->ptr, src, 1);
+}
+
+extern "C" void *iwpp_cuda_host_alloc(iwpp_context *ctx, size_t bytes)
+{
+    void *p = NULL;
+    if (cu_enter(ctx) != IWPP_OK || cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable) != cudaSuccess) {
+        cudaGetLastError();
+        ctx->message[0] = '\0';
+        return NULL;
+    }
+    return p;
+}
+
+extern "C" void iwpp_cuda_host_free(iwpp_context *ctx, void *p)
+{
+    (void)ctx;
+    if (p) cudaFreeHost(p);
+    cudaGetLastError();
 }
 
 extern "C" iwpp_status iwpp_cuda_download(iwpp_context *ctx, const iwpp_buf *src, iwpp_image *dst)

@@ -111,6 +111,10 @@ typedef struct iwpp_backend_ops {
     iwpp_status (*wrap_output)(iwpp_context *ctx, iwpp_buf *b, const iwpp_image *im);
     /** Optional (may be NULL = no limit known): device memory free now, in bytes. */
     uint64_t (*mem_free)(iwpp_context *ctx);
+    /** Optional (may be NULL = plain malloc/free): host memory the backend copies from and to
+     *  fastest (CUDA: page-locked); NULL if it cannot be had. */
+    void *(*host_alloc)(iwpp_context *ctx, size_t bytes);
+    void (*host_free)(iwpp_context *ctx, void *p);
 } iwpp_backend_ops;
 
 /** One entry of a context's worker list (iwpp_context_set_workers; native/tiles.c). */
@@ -122,6 +126,16 @@ typedef struct iwpp_worker_spec {
 
 #define IWPP_MAX_WORKER_SPECS 16
 #define IWPP_MAX_WORKERS 256
+
+/** Tile buffers a context keeps between tiled calls (native/tiles.c): two host scratch regions
+ *  (page-locked where the backend offers it) and two device regions. */
+typedef struct iwpp_tile_res {
+    void *host[2];
+    int pinned[2];
+    size_t host_bytes;
+    iwpp_buf dev[2];
+    size_t dev_bytes;
+} iwpp_tile_res;
 
 struct iwpp_context {
     iwpp_backend requested;         /* what the caller asked for */
@@ -138,6 +152,7 @@ struct iwpp_context {
     int nworker_specs;
     struct iwpp_context **tile_ctx; /* worker contexts kept between tiled calls (tiles.c) */
     int ntile_ctx;
+    iwpp_tile_res tile_res;         /* this context's own tile buffers (as a worker) */
     iwpp_progress_fn progress;      /* NULL = none */
     void *progress_user;
     iwpp_stats stats;               /* filled by the last successful op (backends add their parts) */

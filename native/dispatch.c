@@ -114,6 +114,7 @@ static iwpp_status resolve_auto(iwpp_context *ctx)
 
 static void close_backend(iwpp_context *ctx)
 {
+    iwpp_tiles_release(ctx); /* tile buffers and worker contexts belong to the backend in use */
     if (ctx->ops && ctx->ops->close) ctx->ops->close(ctx);
     ctx->backend_state = NULL;
     ctx->ops = NULL;

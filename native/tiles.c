@@ -25,6 +25,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "tiles.h"
 #include "dispatch.h"
+#include "neighborhood.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -32,6 +33,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* Host copies of large tiles use a few OpenMP threads (each worker its share of the cores). */
+#ifdef _OPENMP
+#define IWPP_TILES_PRAGMA(x) _Pragma(#x)
+#define IWPP_TILES_OMP(x) IWPP_TILES_PRAGMA(x)
+#else
+#define IWPP_TILES_OMP(x)
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* worker lists                                                             */
@@ -263,8 +272,12 @@ typedef struct sched {
     iwpp_morph_mode mode;
     unsigned char *state;
     int32_t *runs;
-    int64_t *ring;      /* queued tiles (FIFO of capacity g.n) */
-    int64_t qhead, qcount;
+    unsigned char **halo; /* per tile: its halo's values at its last run (canonical order) */
+    /* queued tiles: [0] never run yet (a device's work), [1] to run again (host queue work);
+       FIFOs of capacity g.n (a tile is queued at most once) */
+    int64_t *ring[2];
+    int64_t qhead[2], qcount[2];
+    int gpu_workers;    /* > 0: CPU workers leave first runs to the devices */
     int running;
     int stop;           /* error or cancel: workers leave */
     iwpp_status st;
@@ -277,17 +290,56 @@ typedef struct worker {
     iwpp_context *ctx;
     iwpp_buf bj, bi;      /* device buffers of the largest region */
     unsigned char *hj, *hi; /* host scratch of the largest region */
+    int copy_threads;        /* host threads for gather/scatter */
     int64_t tiles;
     int64_t up, down;
+    double first_ms, rerun_ms; /* time in first runs (device) and re-runs (host queue) */
+    int64_t rerun_pops;        /* pixels taken off re-run queues */
     pthread_t thread;
     int started;
 } worker;
 
+static unsigned char *scratch_alloc(iwpp_context *c, size_t bytes, int *pinned)
+{
+    *pinned = 0;
+    if (c->ops->host_alloc) {
+        void *p = c->ops->host_alloc(c, bytes);
+        if (p) {
+            *pinned = 1;
+            return p;
+        }
+    }
+    return malloc(bytes ? bytes : 1);
+}
+
+static void scratch_free(iwpp_context *c, void *p, int pinned)
+{
+    if (pinned && c)
+        c->ops->host_free(c, p);
+    else
+        free(p);
+}
+
 static void queue_push(sched *s, int64_t k)
 {
-    s->ring[(s->qhead + s->qcount) % s->g.n] = k;
-    s->qcount++;
+    const int q = s->runs[k] > 0;
+    s->ring[q][(s->qhead[q] + s->qcount[q]) % s->g.n] = k;
+    s->qcount[q]++;
     s->state[k] = T_QUEUED;
+}
+
+static int64_t queued(const sched *s) { return s->qcount[0] + s->qcount[1]; }
+
+/* The queue worker @p w takes from next, or -1 if none suits it now. Devices take first runs
+ * first (their raster scans are where a device beats the host); CPU workers, when there are
+ * devices, take only re-runs: a first run of a large tile on one core would hold the call's end
+ * (measured on the H100: 8 CPU workers beside the GPU made 32768^2 2x slower). */
+static int pick_queue(const sched *s, const worker *w)
+{
+    const int cpu = w->ctx->ops->kind == IWPP_BACKEND_CPU;
+    if (cpu && s->gpu_workers > 0) return s->qcount[1] > 0 ? 1 : -1;
+    if (s->qcount[0] > 0) return 0;
+    return s->qcount[1] > 0 ? 1 : -1;
 }
 
 /* A neighbour's halo changed: run it (again). Called under the lock. */
@@ -317,15 +369,17 @@ static void gather(worker *w, const int64_t lo[3], const int64_t hi[3], const in
 {
     sched *s = w->s;
     const size_t es = s->es;
-    const int64_t rw = rhi[0] - rlo[0], rh = rhi[1] - rlo[1];
-    for (int64_t z = rlo[2]; z < rhi[2]; ++z)
-        for (int64_t y = rlo[1]; y < rhi[1]; ++y) {
-            size_t off = (size_t)((y - rlo[1]) + (z - rlo[2]) * rh) * (size_t)rw * es;
-            memcpy(w->hi + off, pix(s, 1, rlo[0], y, z), (size_t)rw * es);
-            if (interior_row(lo, hi, y, z))
-                memcpy(w->hj + off + (size_t)(lo[0] - rlo[0]) * es, pix(s, 0, lo[0], y, z),
-                       (size_t)(hi[0] - lo[0]) * es);
-        }
+    const int64_t rw = rhi[0] - rlo[0], rh = rhi[1] - rlo[1], rows = rh * (rhi[2] - rlo[2]);
+    const int nt = (size_t)rows * (size_t)rw * es >= ((size_t)4 << 20) ? w->copy_threads : 1;
+    (void)nt;
+    IWPP_TILES_OMP(omp parallel for num_threads(nt) schedule(static))
+    for (int64_t r = 0; r < rows; ++r) {
+        const int64_t y = rlo[1] + r % rh, z = rlo[2] + r / rh;
+        size_t off = (size_t)r * (size_t)rw * es;
+        memcpy(w->hi + off, pix(s, 1, rlo[0], y, z), (size_t)rw * es);
+        if (interior_row(lo, hi, y, z))
+            memcpy(w->hj + off + (size_t)(lo[0] - rlo[0]) * es, pix(s, 0, lo[0], y, z), (size_t)(hi[0] - lo[0]) * es);
+    }
     pthread_mutex_lock(&s->lock);
     for (int64_t z = rlo[2]; z < rhi[2]; ++z)
         for (int64_t y = rlo[1]; y < rhi[1]; ++y) {
@@ -355,14 +409,18 @@ static void scatter_inside(worker *w, const int64_t lo[3], const int64_t hi[3], 
     const size_t es = s->es;
     const int is3d = s->g.dim[2] > 1;
     const int64_t rw = rhi[0] - rlo[0], rh = rhi[1] - rlo[1];
+    const int64_t ih = hi[1] - lo[1], rows = ih * (hi[2] - lo[2]);
     if (hi[0] - lo[0] <= 2) return;
-    for (int64_t z = lo[2]; z < hi[2]; ++z)
-        for (int64_t y = lo[1]; y < hi[1]; ++y) {
-            if (frame_row(lo, hi, y, z, is3d)) continue;
-            size_t off = (size_t)((y - rlo[1]) + (z - rlo[2]) * rh) * (size_t)rw * es;
-            memcpy(pix(s, 0, lo[0] + 1, y, z), w->hj + off + (size_t)(lo[0] + 1 - rlo[0]) * es,
-                   (size_t)(hi[0] - lo[0] - 2) * es);
-        }
+    const int nt = (size_t)rows * (size_t)rw * es >= ((size_t)4 << 20) ? w->copy_threads : 1;
+    (void)nt;
+    IWPP_TILES_OMP(omp parallel for num_threads(nt) schedule(static))
+    for (int64_t r = 0; r < rows; ++r) {
+        const int64_t y = lo[1] + r % ih, z = lo[2] + r / ih;
+        if (frame_row(lo, hi, y, z, is3d)) continue;
+        size_t off = (size_t)((y - rlo[1]) + (z - rlo[2]) * rh) * (size_t)rw * es;
+        memcpy(pix(s, 0, lo[0] + 1, y, z), w->hj + off + (size_t)(lo[0] + 1 - rlo[0]) * es,
+               (size_t)(hi[0] - lo[0] - 2) * es);
+    }
 }
 
 /* Directions (bit (dx+1) + 3(dy+1) + 9(dz+1)) whose neighbour tile sees pixel (x, y, z) of the
@@ -454,27 +512,293 @@ static iwpp_status run_region(worker *w, const int64_t rlo[3], const int64_t rhi
     return IWPP_OK;
 }
 
+/* ---- halos in canonical order: the region's rows outside the interior whole, and of the
+ * interior's rows the pixel before and the pixel after it. halo_walk calls @p fn for each
+ * run of consecutive halo pixels (x0, y, z, count) with the index of its first pixel. */
+typedef void (*halo_fn)(void *user, int64_t index, int64_t x0, int64_t y, int64_t z, int64_t count);
+
+static int64_t halo_walk(const int64_t lo[3], const int64_t hi[3], const int64_t rlo[3], const int64_t rhi[3],
+                         halo_fn fn, void *user)
+{
+    int64_t i = 0;
+    for (int64_t z = rlo[2]; z < rhi[2]; ++z)
+        for (int64_t y = rlo[1]; y < rhi[1]; ++y) {
+            if (!interior_row(lo, hi, y, z)) {
+                if (fn) fn(user, i, rlo[0], y, z, rhi[0] - rlo[0]);
+                i += rhi[0] - rlo[0];
+                continue;
+            }
+            if (rlo[0] < lo[0]) {
+                if (fn) fn(user, i, rlo[0], y, z, 1);
+                ++i;
+            }
+            if (rhi[0] > hi[0]) {
+                if (fn) fn(user, i, rhi[0] - 1, y, z, 1);
+                ++i;
+            }
+        }
+    return i;
+}
+
+typedef struct halo_copy {
+    const sched *s;
+    unsigned char *dst;
+    const unsigned char *region; /* NULL: read from J; else the region scratch */
+    const int64_t *rlo, *rhi;
+} halo_copy;
+
+static void halo_copy_run(void *user, int64_t index, int64_t x0, int64_t y, int64_t z, int64_t count)
+{
+    halo_copy *c = user;
+    const size_t es = c->s->es;
+    const unsigned char *src;
+    if (c->region) {
+        const int64_t rw = c->rhi[0] - c->rlo[0], rh = c->rhi[1] - c->rlo[1];
+        src = c->region + (size_t)((x0 - c->rlo[0]) + rw * ((y - c->rlo[1]) + rh * (z - c->rlo[2]))) * es;
+    } else {
+        src = pix(c->s, 0, x0, y, z);
+    }
+    memcpy(c->dst + (size_t)index * es, src, (size_t)count * es);
+}
+
+/* ---- re-runs: after its first run, a tile is a local fixpoint for the halo it saw; when a
+ * neighbour raises (lowers) that halo, only what the new halo values reach can change. So a
+ * re-run is Vincent's queue phase on the host, in place in J: seeded with the interior pixels
+ * the new halo values improve, it touches only pixels that change. No transfers, and no second
+ * full pass of the device's raster scans for a border change of a few pixels. */
+
+typedef struct fifo {
+    int64_t *v;
+    int64_t cap, head, n;
+} fifo;
+
+static int fifo_push(fifo *f, int64_t x)
+{
+    if (f->n == f->cap) {
+        int64_t nc = f->cap ? f->cap * 2 : 4096;
+        int64_t *nv = malloc((size_t)nc * sizeof *nv);
+        if (!nv) return 0;
+        for (int64_t i = 0; i < f->n; ++i) nv[i] = f->v[(f->head + i) % f->cap];
+        free(f->v);
+        f->v = nv;
+        f->cap = nc;
+        f->head = 0;
+    }
+    f->v[(f->head + f->n) % f->cap] = x;
+    f->n++;
+    return 1;
+}
+
+static int64_t fifo_pop(fifo *f)
+{
+    int64_t x = f->v[f->head];
+    f->head = (f->head + 1) % f->cap;
+    f->n--;
+    return x;
+}
+
+/* Value of the mask / marker pixel at p (x, y, z) as double: exact for u8, u16 and f32. */
+static double load(const unsigned char *p, iwpp_type t)
+{
+    switch (t) {
+    case IWPP_U8: return *p;
+    case IWPP_U16: {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        return v;
+    }
+    default: {
+        float v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    }
+}
+
+static void store(unsigned char *p, iwpp_type t, double v)
+{
+    switch (t) {
+    case IWPP_U8: *p = (unsigned char)v; break;
+    case IWPP_U16: {
+        uint16_t x = (uint16_t)v;
+        memcpy(p, &x, 2);
+        break;
+    }
+    default: {
+        float x = (float)v;
+        memcpy(p, &x, 4);
+        break;
+    }
+    }
+}
+
+typedef struct rerun {
+    worker *w;
+    const int64_t *lo, *hi;
+    int noff;
+    int off[26][3];
+    int is3d;
+    int dil;
+    unsigned dirs; /* neighbours whose halo changed */
+    int64_t pops;
+    fifo q;
+} rerun;
+
+static int inside(const rerun *r, int64_t x, int64_t y, int64_t z)
+{
+    return x >= r->lo[0] && x < r->hi[0] && y >= r->lo[1] && y < r->hi[1] && z >= r->lo[2] && z < r->hi[2];
+}
+
+static int on_frame(const rerun *r, int64_t x, int64_t y, int64_t z)
+{
+    return x == r->lo[0] || x == r->hi[0] - 1 || frame_row(r->lo, r->hi, y, z, r->is3d);
+}
+
+/* Offer value v (already clipped by the source's own mask) to interior pixel (x, y, z): the
+ * pixel takes min(v, I) (dilation) if that raises it, and is queued. Frame pixels are written
+ * under the lock (neighbours read them); @p locked says whether the caller holds it. */
+static int offer(rerun *r, int64_t x, int64_t y, int64_t z, double v, int locked)
+{
+    sched *s = r->w->s;
+    const iwpp_type t = s->J.type;
+    double m = load(pix(s, 1, x, y, z), t);
+    double nv = r->dil ? (v < m ? v : m) : (v > m ? v : m);
+    unsigned char *jp = pix(s, 0, x, y, z);
+    double cur = load(jp, t);
+    if (r->dil ? !(cur < nv) : !(cur > nv)) return 1;
+    if (on_frame(r, x, y, z)) {
+        if (!locked) pthread_mutex_lock(&s->lock);
+        store(jp, t, nv);
+        r->dirs |= pixel_dirs(s, r->lo, r->hi, x, y, z);
+        if (!locked) pthread_mutex_unlock(&s->lock);
+    } else {
+        store(jp, t, nv);
+    }
+    return fifo_push(&r->q, x + s->g.dim[0] * (y + s->g.dim[1] * z));
+}
+
+typedef struct seed_walk {
+    rerun *r;
+    const unsigned char *now;
+    unsigned char *snap;
+    int ok;
+} seed_walk;
+
+static void seed_changed(void *user, int64_t index, int64_t x0, int64_t y, int64_t z, int64_t count)
+{
+    seed_walk *sw = user;
+    rerun *r = sw->r;
+    const sched *s = r->w->s;
+    const size_t es = s->es;
+    for (int64_t j = 0; j < count && sw->ok; ++j) {
+        const unsigned char *nv = sw->now + (size_t)(index + j) * es;
+        unsigned char *old = sw->snap + (size_t)(index + j) * es;
+        if (memcmp(nv, old, es) == 0) continue;
+        memcpy(old, nv, es);
+        const int64_t x = x0 + j;
+        double v = load(nv, s->J.type), m = load(pix(s, 1, x, y, z), s->J.type);
+        v = r->dil ? (v < m ? v : m) : (v > m ? v : m);
+        for (int i = 0; i < r->noff && sw->ok; ++i) {
+            int64_t qx = x + r->off[i][0], qy = y + r->off[i][1], qz = z + r->off[i][2];
+            if (inside(r, qx, qy, qz)) sw->ok = offer(r, qx, qy, qz, v, 0);
+        }
+    }
+}
+
+/* The re-run of tile k (interior [lo, hi), region [rlo, rhi)); returns the directions whose
+ * neighbours must run again, or IWPP_ENOMEM's flag (bit 31) when the queue could not grow. */
+static unsigned rerun_on_host(worker *w, int64_t k, const int64_t lo[3], const int64_t hi[3],
+                              const int64_t rlo[3], const int64_t rhi[3])
+{
+    sched *s = w->s;
+    const iwpp_type t = s->J.type;
+    rerun r;
+    memset(&r, 0, sizeof r);
+    r.w = w;
+    r.lo = lo;
+    r.hi = hi;
+    r.is3d = s->g.dim[2] > 1;
+    r.dil = s->mode == IWPP_BY_DILATION;
+    r.noff = iwpp_neighbors(s->conn, !r.is3d, r.off);
+    int ok = 1;
+    /* seeds: the halo pixels that changed since this tile last ran (read under the lock: they
+       are other tiles' frames), clipped as the device clipped them, offered to their interior
+       neighbours */
+    const int64_t nh = halo_walk(lo, hi, rlo, rhi, NULL, NULL);
+    unsigned char *now = malloc((size_t)(nh > 0 ? nh : 1) * s->es);
+    if (!now) return 1u << 31;
+    halo_copy hc = {s, now, NULL, rlo, rhi};
+    pthread_mutex_lock(&s->lock);
+    halo_walk(lo, hi, rlo, rhi, halo_copy_run, &hc);
+    pthread_mutex_unlock(&s->lock);
+    seed_walk sw = {&r, now, s->halo[k], ok};
+    halo_walk(lo, hi, rlo, rhi, seed_changed, &sw);
+    ok = sw.ok;
+    free(now);
+    /* the queue phase inside the interior */
+    const int64_t W = s->g.dim[0], H = s->g.dim[1];
+    while (ok && r.q.n > 0) {
+        int64_t p = fifo_pop(&r.q);
+        r.pops++;
+        int64_t x = p % W, y = (p / W) % H, z = p / (W * H);
+        double v = load(pix(s, 0, x, y, z), t);
+        for (int i = 0; i < r.noff && ok; ++i) {
+            int64_t qx = x + r.off[i][0], qy = y + r.off[i][1], qz = z + r.off[i][2];
+            if (inside(&r, qx, qy, qz)) ok = offer(&r, qx, qy, qz, v, 0);
+        }
+    }
+    free(r.q.v);
+    w->rerun_pops += r.pops;
+    return ok ? r.dirs : 1u << 31;
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
     sched *s = w->s;
     pthread_mutex_lock(&s->lock);
     for (;;) {
-        while (!s->stop && s->qcount == 0 && s->running > 0) pthread_cond_wait(&s->cv, &s->lock);
-        if (s->stop || s->qcount == 0) break;
-        int64_t k = s->ring[s->qhead];
-        s->qhead = (s->qhead + 1) % s->g.n;
-        s->qcount--;
+        int q;
+        while (!s->stop && (q = pick_queue(s, w)) < 0 && (queued(s) > 0 || s->running > 0))
+            pthread_cond_wait(&s->cv, &s->lock);
+        if (s->stop || (q = pick_queue(s, w)) < 0) break;
+        int64_t k = s->ring[q][s->qhead[q]];
+        s->qhead[q] = (s->qhead[q] + 1) % s->g.n;
+        s->qcount[q]--;
         s->state[k] = T_RUNNING;
         s->running++;
+
+        const int first = s->runs[k] == 0;
         pthread_mutex_unlock(&s->lock);
 
         int64_t lo[3], hi[3], rlo[3], rhi[3];
         tile_box(&s->g, k, lo, hi, rlo, rhi);
-        gather(w, lo, hi, rlo, rhi);
-        w->ctx->message[0] = '\0';
-        iwpp_status st = run_region(w, rlo, rhi);
-        if (st == IWPP_OK) scatter_inside(w, lo, hi, rlo, rhi);
+        iwpp_status st = IWPP_OK;
+        unsigned dirs = 0;
+        const double t0 = iwpp_now_ms();
+        if (first) {
+            /* the whole tile on the worker's device */
+            gather(w, lo, hi, rlo, rhi);
+            /* the halo this run sees: re-runs seed from what changed since */
+            const int64_t nh = halo_walk(lo, hi, rlo, rhi, NULL, NULL);
+            s->halo[k] = malloc((size_t)(nh > 0 ? nh : 1) * s->es);
+            if (!s->halo[k]) {
+                st = iwpp_set_error(w->ctx, IWPP_ENOMEM, "out of host memory for a tile's halo");
+            } else {
+                halo_copy hc = {s, s->halo[k], w->hj, rlo, rhi};
+                halo_walk(lo, hi, rlo, rhi, halo_copy_run, &hc);
+                w->ctx->message[0] = '\0';
+                st = run_region(w, rlo, rhi);
+            }
+            if (st == IWPP_OK) scatter_inside(w, lo, hi, rlo, rhi);
+        } else {
+            dirs = rerun_on_host(w, k, lo, hi, rlo, rhi);
+            if (dirs & (1u << 31)) {
+                st = iwpp_set_error(w->ctx, IWPP_ENOMEM, "out of host memory for a tile's propagation queue");
+                dirs = 0;
+            }
+        }
+        *(first ? &w->first_ms : &w->rerun_ms) += iwpp_now_ms() - t0;
 
         pthread_mutex_lock(&s->lock);
         s->running--;
@@ -485,7 +809,8 @@ static void *worker_main(void *arg)
                 snprintf(s->msg, sizeof s->msg, "%s", w->ctx->message);
             }
         } else {
-            dirty_neighbours(s, k, scatter_frame(w, lo, hi, rlo, rhi));
+            if (first) dirs = scatter_frame(w, lo, hi, rlo, rhi);
+            dirty_neighbours(s, k, dirs);
             if (s->state[k] == T_RUNNING_DIRTY)
                 queue_push(s, k);
             else
@@ -504,8 +829,57 @@ static void *worker_main(void *arg)
 /* ------------------------------------------------------------------------ */
 /* worker contexts                                                          */
 
+static void res_free(iwpp_context *c)
+{
+    iwpp_tile_res *r = &c->tile_res;
+    for (int i = 0; i < 2; ++i) {
+        scratch_free(c, r->host[i], r->pinned[i]);
+        r->host[i] = NULL;
+        if (r->dev[i].ptr) c->ops->buf_free(c, &r->dev[i]);
+    }
+    r->host_bytes = r->dev_bytes = 0;
+}
+
+/* The worker's buffers for regions of @p bytes: the context's kept ones when they are large
+ * enough and not more than twice that, else new ones (pinning memory costs about as much as
+ * copying it, so a repeated call should not pay it again). */
+static iwpp_status res_get(iwpp_context *c, size_t bytes, worker *w)
+{
+    iwpp_tile_res *r = &c->tile_res;
+    if (r->host_bytes < bytes || r->host_bytes > 2 * bytes || r->dev_bytes < bytes || r->dev_bytes > 2 * bytes) {
+        res_free(c);
+        for (int i = 0; i < 2; ++i) {
+            r->host[i] = scratch_alloc(c, bytes, &r->pinned[i]);
+            if (!r->host[i]) {
+                res_free(c);
+                return iwpp_set_error(c, IWPP_ENOMEM, "out of host memory for tile scratch (%.1f MiB)",
+                                      2.0 * (double)bytes / 1048576.0);
+            }
+        }
+        r->host_bytes = bytes;
+        for (int i = 0; i < 2; ++i) {
+            memset(&r->dev[i], 0, sizeof r->dev[i]);
+            r->dev[i].type = IWPP_U8;
+            r->dev[i].w = (int64_t)bytes;
+            r->dev[i].h = r->dev[i].d = 1;
+            iwpp_status st = c->ops->buf_alloc(c, &r->dev[i]);
+            if (st != IWPP_OK) {
+                res_free(c);
+                return st;
+            }
+        }
+        r->dev_bytes = bytes;
+    }
+    w->hj = r->host[0];
+    w->hi = r->host[1];
+    w->bj = r->dev[0];
+    w->bi = r->dev[1];
+    return IWPP_OK;
+}
+
 void iwpp_tiles_release(iwpp_context *ctx)
 {
+    if (ctx->ops) res_free(ctx);
     for (int i = 0; i < ctx->ntile_ctx; ++i) iwpp_context_destroy(ctx->tile_ctx[i]);
     free(ctx->tile_ctx);
     ctx->tile_ctx = NULL;
@@ -624,8 +998,11 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
         double lim = region_limit(ctx, wc[k], mask->type, sharing);
         if (lim > 0 && (maxpix == 0 || lim < maxpix)) maxpix = lim;
     }
-    if (nw > 1) {
-        double share = n_all / (4.0 * nw);
+    int ngpu = 0;
+    for (int k = 0; k < nw; ++k) ngpu += wc[k]->ops->kind != IWPP_BACKEND_CPU;
+    const int first_runners = ngpu > 0 ? ngpu : nw; /* who takes first runs (pick_queue) */
+    if (first_runners > 1) {
+        double share = n_all / (4.0 * first_runners);
         if (maxpix == 0 || share < maxpix) maxpix = share;
     }
     if (maxpix == 0) maxpix = n_all;
@@ -647,11 +1024,16 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
     for (int a = 0; a < 3; ++a) rmax *= s.g.tsz[a] + (s.g.cnt[a] > 1 ? 2 : 0);
     if (rmax > n_all) rmax = (int64_t)n_all;
 
-    worker *w = calloc((size_t)nw, sizeof *w);
+    int copy_threads = ngpu ? iwpp_cpu_threads(ctx) / ngpu : 1;
+    if (copy_threads < 1) copy_threads = 1;
+    worker *w = calloc((size_t)(nw > 0 ? nw : 1), sizeof *w);
     s.state = calloc((size_t)ntiles, 1);
     s.runs = calloc((size_t)ntiles, sizeof *s.runs);
-    s.ring = malloc((size_t)ntiles * sizeof *s.ring);
-    if (!w || !s.state || !s.runs || !s.ring) {
+    s.halo = calloc((size_t)ntiles, sizeof *s.halo);
+    s.ring[0] = malloc((size_t)ntiles * sizeof *s.ring[0]);
+    s.ring[1] = malloc((size_t)ntiles * sizeof *s.ring[1]);
+    s.gpu_workers = ngpu;
+    if (!w || !s.state || !s.runs || !s.ring[0] || !s.ring[1] || !s.halo) {
         st = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the tile scheduler (%lld tiles)",
                             (long long)ntiles);
         goto out;
@@ -660,21 +1042,12 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
     for (int k = 0; k < nw && st == IWPP_OK; ++k) {
         w[k].s = &s;
         w[k].ctx = wc[k];
-        w[k].hj = malloc((size_t)rmax * s.es);
-        w[k].hi = malloc((size_t)rmax * s.es);
-        if (!w[k].hj || !w[k].hi) {
-            st = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for tile scratch (%.1f MiB per worker)",
-                                2.0 * (double)rmax * (double)s.es / 1048576.0);
-            break;
-        }
-        w[k].bj.type = w[k].bi.type = mask->type;
-        w[k].bj.w = w[k].bi.w = rmax;
-        w[k].bj.h = w[k].bi.h = 1;
-        w[k].bj.d = w[k].bi.d = 1;
-        if ((st = wc[k]->ops->buf_alloc(wc[k], &w[k].bj)) == IWPP_OK)
-            st = wc[k]->ops->buf_alloc(wc[k], &w[k].bi);
+        /* host copies: the cores shared among the workers on devices; CPU workers copy alone */
+        w[k].copy_threads = wc[k]->ops->kind == IWPP_BACKEND_CPU ? 1 : copy_threads;
+        st = res_get(wc[k], (size_t)rmax * s.es, &w[k]);
         if (st != IWPP_OK && wc[k] != ctx)
             iwpp_set_error(ctx, st, "tile worker %d (%s): %s", k, wc[k]->ops->name, iwpp_error_message(wc[k]));
+        w[k].bj.type = w[k].bi.type = mask->type;
     }
     if (st != IWPP_OK) goto out;
 
@@ -698,14 +1071,14 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
     {
         double best = 0.0, last = monotonic_ms();
         pthread_mutex_lock(&s.lock);
-        while (!s.stop && (s.qcount > 0 || s.running > 0)) {
+        while (!s.stop && (queued(&s) > 0 || s.running > 0)) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_nsec += 50 * 1000000L;
             if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
             pthread_cond_timedwait(&s.cv, &s.lock, &ts);
             if (ctx->progress && monotonic_ms() - last >= 100.0 && !s.stop) {
-                double f = (double)s.done / (double)(s.done + s.qcount + s.running);
+                double f = (double)s.done / (double)(s.done + queued(&s) + s.running);
                 if (f > best) best = f;
                 pthread_mutex_unlock(&s.lock);
                 int cancel = ctx->progress(ctx->progress_user, best);
@@ -715,7 +1088,7 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
                     s.stop = 1;
                     s.st = IWPP_ECANCELED;
                     snprintf(s.msg, sizeof s.msg, "cancelled after %lld of %lld tile runs", (long long)s.done,
-                             (long long)(s.done + s.qcount + s.running));
+                             (long long)(s.done + queued(&s) + s.running));
                     pthread_cond_broadcast(&s.cv);
                 }
             }
@@ -743,23 +1116,26 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
             if (k < 16) o->worker_tiles[k] = w[k].tiles;
         }
         o->rounds = o->tile_rounds;
-        snprintf(o->variant, sizeof o->variant, "tiles %lldx%lldx%lld, %d worker%s", (long long)s.g.tsz[0],
-                 (long long)s.g.tsz[1], (long long)s.g.tsz[2], nw, nw > 1 ? "s" : "");
+        double fms = 0, rms = 0;
+        for (int k = 0; k < nw; ++k) {
+            fms += w[k].first_ms;
+            rms += w[k].rerun_ms;
+            o->pixels_visited += w[k].rerun_pops;
+        }
+        /* worker time (summed over workers) in first runs and in host re-runs */
+        snprintf(o->variant, sizeof o->variant, "tiles %lldx%lldx%lld, %d worker%s, %.0f+%.0f ms",
+                 (long long)s.g.tsz[0], (long long)s.g.tsz[1], (long long)s.g.tsz[2], nw, nw > 1 ? "s" : "",
+                 fms, rms);
         o->compute_ms = 0.0;
     }
 out:
-    if (w)
-        for (int k = 0; k < nw; ++k) {
-            if (w[k].ctx) {
-                w[k].ctx->ops->buf_free(w[k].ctx, &w[k].bj);
-                w[k].ctx->ops->buf_free(w[k].ctx, &w[k].bi);
-            }
-            free(w[k].hj);
-            free(w[k].hi);
-        }
-    free(w);
+    free(w); /* the buffers stay with the worker contexts for the next call */
+    if (s.halo)
+        for (int64_t k = 0; k < ntiles; ++k) free(s.halo[k]);
+    free(s.halo);
     free(s.state);
     free(s.runs);
-    free(s.ring);
+    free(s.ring[0]);
+    free(s.ring[1]);
     return st;
 }
