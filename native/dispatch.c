@@ -555,6 +555,34 @@ static iwpp_status edt_output(iwpp_bufset *s, iwpp_type type, const iwpp_image *
     return iwpp_bufset_alloc(s, type, im, out);
 }
 
+/* An EDT beyond the device's budget: exact by overlapping tiles; Danielsson is refused. Tiles
+ * write the outputs as they go, so an input that shares memory with an output is copied first. */
+static iwpp_status edt_by_tiles(iwpp_context *ctx, const iwpp_image *binary, iwpp_edt_method method,
+                                const double sp[3], iwpp_image *dist_out, iwpp_image *nearest_out)
+{
+    if (method != IWPP_EDT_EXACT)
+        return iwpp_set_error(ctx, IWPP_EUNSUPPORTED,
+                              "the Danielsson EDT of a %lldx%lldx%lld image does not fit the device's memory "
+                              "budget (about %.0f MiB for %.0f MiB of working set); use the exact EDT (it runs "
+                              "by tiles), a larger budget, or the CPU backend",
+                              (long long)binary->width, (long long)binary->height, (long long)binary->depth,
+                              ctx->memory_limit ? ctx->memory_limit / 1048576.0 : 0.0,
+                              (double)binary->width * (double)binary->height * (double)binary->depth *
+                                  (iwpp_type_size(binary->type) + 20.0) / 1048576.0);
+    if (!views_overlap(binary, dist_out) && !views_overlap(binary, nearest_out))
+        return iwpp_tiles_edt(ctx, binary, sp, dist_out, nearest_out);
+    const int64_t n = binary->width * binary->height * binary->depth;
+    void *copy = malloc((size_t)n * iwpp_type_size(binary->type));
+    if (!copy) return iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for a copy of the EDT's input");
+    iwpp_image c = iwpp_image_3d(copy, binary->type, binary->width, binary->height, binary->depth);
+    iwpp_status st = iwpp_cpu_backend.upload(ctx, &(iwpp_buf){binary->type, binary->width, binary->height,
+                                                               binary->depth, copy, NULL},
+                                             binary);
+    if (st == IWPP_OK) st = iwpp_tiles_edt(ctx, &c, sp, dist_out, nearest_out);
+    free(copy);
+    return st;
+}
+
 iwpp_status iwpp_distance_transform(iwpp_context *ctx, const iwpp_image *binary, iwpp_edt_method method,
                                     const double spacing[3], iwpp_image *dist_out, iwpp_image *nearest_out)
 {
@@ -607,6 +635,11 @@ iwpp_status iwpp_distance_transform(iwpp_context *ctx, const iwpp_image *binary,
     }
     double t0 = iwpp_now_ms();
     memset(&ctx->stats, 0, sizeof ctx->stats);
+    if (iwpp_tiles_edt_needed(ctx, binary)) {
+        st = edt_by_tiles(ctx, binary, method, sp, dist_out, nearest_out);
+        if (st == IWPP_OK) iwpp_end(ctx, t0);
+        return st;
+    }
     iwpp_bufset s = {.ctx = ctx};
     iwpp_buf *in = NULL, *dist = NULL, *near = NULL;
     const iwpp_backend_ops *ops = ctx->ops;
@@ -617,6 +650,12 @@ iwpp_status iwpp_distance_transform(iwpp_context *ctx, const iwpp_image *binary,
         !(st = ops->edt(ctx, in, method, sp, dist, near)) && !(st = ops->download(ctx, dist, dist_out)))
         st = near ? ops->download(ctx, near, nearest_out) : IWPP_OK;
     iwpp_bufset_free(&s);
+    /* the device ran out with the default budget (the outputs are untouched): by tiles */
+    if (st == IWPP_ENOMEM && ctx->memory_limit == 0 && ops->kind != IWPP_BACKEND_CPU) {
+        memset(&ctx->stats, 0, sizeof ctx->stats);
+        ctx->message[0] = '\0';
+        st = edt_by_tiles(ctx, binary, method, sp, dist_out, nearest_out);
+    }
     if (st == IWPP_OK) iwpp_end(ctx, t0);
     return st;
 }

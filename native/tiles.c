@@ -177,7 +177,9 @@ static double extra_bytes_per_pixel(iwpp_backend kind)
 
 static double recon_bytes(iwpp_backend kind, iwpp_type type, double pixels)
 {
-    return pixels * (2.0 * (double)iwpp_type_size(type) + extra_bytes_per_pixel(kind)) + (64 << 20);
+    /* devices: plus the queues' fixed part; the CPU's working set is the two images */
+    return pixels * (2.0 * (double)iwpp_type_size(type) + extra_bytes_per_pixel(kind)) +
+           (kind == IWPP_BACKEND_CPU ? 0.0 : (double)(64 << 20));
 }
 
 /* The budget of ctx's own device: the limit set, else the free memory (0 = none known). */
@@ -1138,4 +1140,194 @@ out:
     free(s.ring[0]);
     free(s.ring[1]);
     return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* exact EDT beyond the budget                                              */
+
+/*
+ * Overlapping tiles: the exact EDT of a tile's region (the tile plus a margin of R pixels) gives
+ * pixel p the exact global distance whenever that distance is at most M(p), the distance from
+ * p to the nearest pixel outside the region (every background pixel outside is at least that
+ * far). The distance is the same minimum of the same squared sums, so the value is bit-identical
+ * to the in-memory result (a nearest index may name another background pixel at the same
+ * distance). A tile with pixels that fail the test runs again with a larger margin; if the
+ * margin it needs does not fit the budget, the whole transform runs on the CPU in host memory.
+ */
+
+/* Device bytes per pixel of an in-memory exact EDT: input, distances, nearest indices, and the
+ * backends' row/column work buffers. */
+static double edt_bytes_per_pixel(iwpp_type type) { return (double)iwpp_type_size(type) + 4.0 + 8.0 + 8.0; }
+
+int iwpp_tiles_edt_needed(iwpp_context *ctx, const iwpp_image *binary)
+{
+    if (ctx->ops->kind == IWPP_BACKEND_CPU) return 0; /* host memory is the image's home */
+    double budget = device_budget(ctx);
+    if (budget <= 0.0) return 0;
+    double n = (double)binary->width * (double)binary->height * (double)binary->depth;
+    return n * edt_bytes_per_pixel(binary->type) + (64 << 20) > budget;
+}
+
+/* Distance from (x, y, z) to the nearest pixel outside region [rlo, rhi) of an image of sizes dim. */
+static double outside_margin(const int64_t p[3], const int64_t rlo[3], const int64_t rhi[3], const int64_t dim[3],
+                             const double sp[3])
+{
+    double m = INFINITY;
+    for (int a = 0; a < 3; ++a) {
+        if (rlo[a] > 0) m = fmin(m, (double)(p[a] - rlo[a] + 1) * sp[a]);
+        if (rhi[a] < dim[a]) m = fmin(m, (double)(rhi[a] - p[a]) * sp[a]);
+    }
+    return m;
+}
+
+static iwpp_status edt_on_cpu(iwpp_context *ctx, const iwpp_image *binary, const double sp[3], iwpp_image *dist,
+                              iwpp_image *nearest)
+{
+    iwpp_context *c = NULL;
+    iwpp_status st = iwpp_context_create(&c, IWPP_BACKEND_CPU);
+    if (st == IWPP_OK) st = iwpp_context_set_threads(c, ctx->threads);
+    if (st == IWPP_OK) st = iwpp_distance_transform(c, binary, IWPP_EDT_EXACT, sp, dist, nearest);
+    if (st != IWPP_OK) iwpp_set_error(ctx, st, "%s", c ? iwpp_error_message(c) : "out of host memory");
+    iwpp_context_destroy(c);
+    return st;
+}
+
+iwpp_status iwpp_tiles_edt(iwpp_context *ctx, const iwpp_image *binary, const double sp[3], iwpp_image *dist,
+                           iwpp_image *nearest)
+{
+    const iwpp_backend_ops *ops = ctx->ops;
+    const int64_t dim[3] = {binary->width, binary->height, binary->depth};
+    const int dims = dim[2] > 1 ? 3 : 2;
+    const double budget = device_budget(ctx);
+    const double max_region = (budget * 0.9 - fmin((double)(64 << 20), budget / 8)) / edt_bytes_per_pixel(binary->type);
+    /* tiles: regions of a quarter of what fits, with a margin of an eighth of the region's edge */
+    const double edge = pow(max_region / 4.0, 1.0 / dims);
+    int64_t R = (int64_t)(edge / 8.0);
+    if (R < 4) R = 4;
+    int64_t t = (int64_t)edge - 2 * R;
+    if (t < 4) t = 4;
+    grid g;
+    for (int a = 0; a < 3; ++a) {
+        g.dim[a] = dim[a];
+        g.tsz[a] = a < dims ? (t < dim[a] ? t : dim[a]) : dim[a];
+        g.cnt[a] = (dim[a] + g.tsz[a] - 1) / g.tsz[a];
+    }
+    g.n = g.cnt[0] * g.cnt[1] * g.cnt[2];
+    const int64_t dsy[2] = {dist->stride_y ? dist->stride_y : dist->width,
+                            nearest ? (nearest->stride_y ? nearest->stride_y : nearest->width) : 0};
+    const int64_t dsz[2] = {dist->stride_z ? dist->stride_z : dsy[0] * dist->height,
+                            nearest ? (nearest->stride_z ? nearest->stride_z : dsy[1] * nearest->height) : 0};
+    const int64_t bsy = binary->stride_y ? binary->stride_y : binary->width;
+    const int64_t bsz = binary->stride_z ? binary->stride_z : bsy * binary->height;
+    const size_t es = iwpp_type_size(binary->type);
+
+    iwpp_buf bin = {0}, bd = {0}, bn = {0};
+    float *hd = NULL;
+    int64_t *hn = NULL;
+    int64_t cap = 0; /* region pixels the buffers hold */
+    iwpp_status st = IWPP_OK;
+    int64_t runs = 0, up = 0, down = 0, fallback = 0;
+    for (int64_t k = 0; k < g.n && st == IWPP_OK && !fallback; ++k) {
+        int64_t lo[3], hi[3], rlo[3], rhi[3];
+        tile_box(&g, k, lo, hi, rlo, rhi);
+        for (int64_t r = R;; r *= 2) {
+            int64_t rn = 1;
+            for (int a = 0; a < 3; ++a) {
+                rlo[a] = lo[a] - r > 0 ? lo[a] - r : 0;
+                rhi[a] = hi[a] + r < dim[a] ? hi[a] + r : dim[a];
+                rn *= rhi[a] - rlo[a];
+            }
+            if ((double)rn > max_region) {
+                fallback = 1; /* the margin this tile needs does not fit: the CPU does it all */
+                break;
+            }
+            if (rn > cap) {
+                ops->buf_free(ctx, &bin);
+                ops->buf_free(ctx, &bd);
+                ops->buf_free(ctx, &bn);
+                free(hd);
+                free(hn);
+                hd = malloc((size_t)rn * sizeof *hd);
+                hn = malloc((size_t)rn * sizeof *hn);
+                bin = (iwpp_buf){binary->type, rn, 1, 1, NULL, NULL};
+                bd = (iwpp_buf){IWPP_F32, rn, 1, 1, NULL, NULL};
+                bn = (iwpp_buf){IWPP_I64, rn, 1, 1, NULL, NULL};
+                if (!hd || !hn) st = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for EDT tiles");
+                if (st == IWPP_OK && (st = ops->buf_alloc(ctx, &bin)) == IWPP_OK &&
+                    (st = ops->buf_alloc(ctx, &bd)) == IWPP_OK)
+                    st = ops->buf_alloc(ctx, &bn);
+                if (st != IWPP_OK) break;
+                cap = rn;
+            }
+            const int64_t rw = rhi[0] - rlo[0], rh = rhi[1] - rlo[1], rd = rhi[2] - rlo[2];
+            bin.w = bd.w = bn.w = rw;
+            bin.h = bd.h = bn.h = rh;
+            bin.d = bd.d = bn.d = rd;
+            iwpp_image view = *binary; /* the region of the caller's input, in place (read only) */
+            view.data = (unsigned char *)binary->data + (size_t)(rlo[0] + rlo[1] * bsy + rlo[2] * bsz) * es;
+            view.width = rw, view.height = rh, view.depth = rd;
+            view.stride_y = bsy, view.stride_z = bsz;
+            iwpp_image vd = iwpp_image_3d(hd, IWPP_F32, rw, rh, rd), vn = iwpp_image_3d(hn, IWPP_I64, rw, rh, rd);
+            if ((st = ops->upload(ctx, &bin, &view)) || (st = ops->edt(ctx, &bin, IWPP_EDT_EXACT, sp, &bd, &bn)) ||
+                (st = ops->download(ctx, &bd, &vd)) || (st = ops->download(ctx, &bn, &vn)))
+                break;
+            runs++;
+            up += rn * (int64_t)es;
+            down += rn * 12;
+            /* every interior pixel exact here? (a margin of one part in a million for the float
+               rounding of the distance) */
+            int ok = 1;
+            for (int64_t z = lo[2]; z < hi[2] && ok; ++z)
+                for (int64_t y = lo[1]; y < hi[1] && ok; ++y)
+                    for (int64_t x = lo[0]; x < hi[0]; ++x) {
+                        const int64_t p[3] = {x, y, z};
+                        const float d = hd[(x - rlo[0]) + rw * ((y - rlo[1]) + rh * (z - rlo[2]))];
+                        if (!((double)d * (1.0 + 1e-6) <= outside_margin(p, rlo, rhi, dim, sp))) {
+                            ok = 0;
+                            break;
+                        }
+                    }
+            if (!ok) continue; /* a larger margin */
+            for (int64_t z = lo[2]; z < hi[2]; ++z)
+                for (int64_t y = lo[1]; y < hi[1]; ++y) {
+                    const int64_t src = (lo[0] - rlo[0]) + rw * ((y - rlo[1]) + rh * (z - rlo[2]));
+                    memcpy((float *)dist->data + lo[0] + y * dsy[0] + z * dsz[0], hd + src,
+                           (size_t)(hi[0] - lo[0]) * sizeof(float));
+                    if (!nearest) continue;
+                    int64_t *dn = (int64_t *)nearest->data + lo[0] + y * dsy[1] + z * dsz[1];
+                    for (int64_t x = 0; x < hi[0] - lo[0]; ++x) {
+                        const int64_t li = hn[src + x];
+                        if (li < 0) {
+                            dn[x] = -1;
+                            continue;
+                        }
+                        const int64_t lx = li % rw, ly = (li / rw) % rh, lz = li / (rw * rh);
+                        dn[x] = (lx + rlo[0]) + dim[0] * ((ly + rlo[1]) + dim[1] * (lz + rlo[2]));
+                    }
+                }
+            break;
+        }
+    }
+    ops->buf_free(ctx, &bin);
+    ops->buf_free(ctx, &bd);
+    ops->buf_free(ctx, &bn);
+    free(hd);
+    free(hn);
+    if (st != IWPP_OK) return st;
+    iwpp_stats *o = &ctx->stats;
+    memset(o, 0, sizeof *o);
+    if (fallback) {
+        st = edt_on_cpu(ctx, binary, sp, dist, nearest);
+        snprintf(o->variant, sizeof o->variant, "edt tiles: margin beyond the budget, CPU");
+        return st;
+    }
+    o->tiles = runs;
+    o->tile_grid = g.n;
+    o->workers = 1;
+    o->worker_tiles[0] = runs;
+    o->bytes_to_device = up;
+    o->bytes_from_device = down;
+    snprintf(o->variant, sizeof o->variant, "edt tiles %lldx%lldx%lld, margin %lld", (long long)g.tsz[0],
+             (long long)g.tsz[1], (long long)g.tsz[2], (long long)R);
+    return IWPP_OK;
 }

@@ -23,6 +23,14 @@ int iwpp_tiles_needed(iwpp_context *ctx, iwpp_type type, const iwpp_image *like)
 iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const iwpp_image *mask,
                                    int connectivity, iwpp_morph_mode mode);
 
+/** Whether an exact EDT of @p binary exceeds ctx's device budget (GPU backends only). */
+int iwpp_tiles_edt_needed(iwpp_context *ctx, const iwpp_image *binary);
+
+/** Exact EDT by overlapping tiles on ctx's device (arguments checked, spacing resolved); falls
+ *  back to the CPU in host memory when a tile's margin cannot fit the budget. */
+iwpp_status iwpp_tiles_edt(iwpp_context *ctx, const iwpp_image *binary, const double spacing[3],
+                           iwpp_image *dist, iwpp_image *nearest);
+
 /** Release the worker contexts a context keeps between tiled calls. */
 void iwpp_tiles_release(iwpp_context *ctx);
 

@@ -9,6 +9,8 @@
 # for each macro here. ImageJ exits 0 even when a macro fails, so the verdict
 # comes from the log:
 #   commands.ijm   must print "IWPP-MACRO-TESTS: PASS" and no "FAIL:" line;
+#   tiles.ijm      must print "IWPP-TILES-MACRO: PASS", no "FAIL:" line, and
+#                  log tile runs (the budget and worker list reached the library);
 #   bad_*.ijm      must print the command's "... error: ..." line and must NOT
 #                  reach the line after the failing command ("NOT-ABORTED");
 #   no Java exception trace and no JVM crash (hs_err) in any run.
@@ -51,6 +53,15 @@ if ! grep -q "$work/home/.cache/iwpp/" "$log"; then
 	echo "FAILED: the native library was not extracted from the jar into the fresh cache"; fail=1
 fi
 
+run_one "$here/tiles.ijm"
+log="$work/tiles.log"
+if ! grep -q '^IWPP-TILES-MACRO: PASS' "$log" || grep -q '^FAIL:' "$log"; then
+	echo "FAILED: tiles.ijm"; fail=1
+fi
+if ! grep -q -E 'tiles: [0-9]+ runs, 3 workers' "$log"; then
+	echo "FAILED: tiles.ijm: no command logged tile runs on 3 workers"; fail=1
+fi
+
 expect_error() { # macro, text the error must contain
 	run_one "$here/$1"
 	local log="$work/$(basename "$1" .ijm).log"
@@ -61,6 +72,7 @@ expect_error bad_connectivity.ijm "Fill Holes (IWPP) error: connectivity=8 is fo
 expect_error bad_sizes.ijm "the marker is 8x8x1 but the mask is 9x8x1"
 expect_error bad_type.ijm "RGB image; IWPP works on 8-bit, 16-bit and 32-bit images"
 expect_error bad_backend.ijm "is not a valid choice for backend="
+expect_error bad_workers.ijm "IWPP Settings... error: workers: worker list \"gpu*2,toaster\": cannot read \"toaster\""
 
 if [ $fail -ne 0 ]; then echo "IWPP macro tests: FAILED"; exit 1; fi
 echo "IWPP macro tests: all passed"

@@ -19,7 +19,7 @@ public class IwppException extends RuntimeException {
         this.status = status;
     }
 
-    /** One of IwppNative.EINVAL, ENOMEM, EDEVICE, EUNSUPPORTED, EINTERNAL. */
+    /** One of IwppNative.EINVAL, ENOMEM, EDEVICE, EUNSUPPORTED, EINTERNAL, ECANCELED. */
     public int getStatus() {
         return status;
     }

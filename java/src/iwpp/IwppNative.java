@@ -7,15 +7,34 @@
  * unsigned) or float[][] (32-bit, F32). A 2D image is an array of one slice;
  * the number of slices is the depth of a 3D image.
  *
- * Every native method takes (backend, device, threads) first: they select the
+ * Every operation takes (backend, device, threads) first: they select the
  * native context. threads is 0 (all cores, at most MAX_THREADS) or 1 to
  * MAX_THREADS; anything else is an IllegalArgumentException. The glue keeps one context per Java thread (contexts are not
  * shared between threads) and re-creates it when these settings change, so
  * several threads may call at once.
  *
+ * The full form of each operation then takes (memoryLimit, workers, progress):
+ *  - memoryLimit: device memory one call may use, in bytes (0 = the device's
+ *    free memory; on the CPU backend 0 = no limit). A reconstruction (or an
+ *    operation built on it) whose working set exceeds it runs through tiles,
+ *    with results bit-identical to the in-memory path. Negative: IllegalArgumentException.
+ *  - workers: who shares the tiles of one image (iwpp_context_set_workers), a
+ *    comma-separated list of "gpu" (the context's own device), "cuda:D",
+ *    "opencl:D", "all-gpus", "cpu", each optionally "*N": e.g. "gpu*2" (two
+ *    streams on one GPU), "all-gpus,cpu", "gpu,cpu*8". null or "" = the
+ *    context's own device alone. A list the library cannot read is an
+ *    IllegalArgumentException with its sentence (checkWorkers checks one ahead).
+ *  - progress: null, or a listener called on the calling thread about every
+ *    100 ms of a tiled call with the fraction done; returning true cancels the
+ *    call, which then throws IwppCancelledException. An exception thrown by the
+ *    listener cancels the call too and is rethrown from it.
+ * The short forms (without these three) use 0, null, null.
+ *
  * Errors: IllegalArgumentException for a wrong argument (IWPP_EINVAL),
- * IwppException (with the status code) for everything else. The message is the
- * library's sentence. A call that fails writes no output.
+ * IwppCancelledException when a listener cancelled, IwppException (with the
+ * status code) for everything else. The message is the library's sentence. A
+ * call that fails or is cancelled writes no output: the glue works on native
+ * copies of the arrays and copies results back only after a successful call.
  *
  * Slices: the glue reads each slice reference of an Object[] once, when the
  * call starts, and uses only those arrays (a null or mistyped slice is an
@@ -40,7 +59,8 @@ public final class IwppNative {
     public static final String VERSION = "0.1.0";
 
     /* iwpp_status */
-    public static final int OK = 0, EINVAL = 1, ENOMEM = 2, EDEVICE = 3, EUNSUPPORTED = 4, EINTERNAL = 5;
+    public static final int OK = 0, EINVAL = 1, ENOMEM = 2, EDEVICE = 3, EUNSUPPORTED = 4, EINTERNAL = 5,
+            ECANCELED = 6;
     /* iwpp_backend */
     public static final int BACKEND_AUTO = 0, BACKEND_CPU = 1, BACKEND_CUDA = 2, BACKEND_OPENCL = 3;
     /** Largest CPU thread count (IWPP_MAX_THREADS in iwpp.h; the tests check maxThreads() agrees). */
@@ -53,6 +73,19 @@ public final class IwppNative {
     public static final int STAT_BACKEND = 0, STAT_TOTAL_MS = 1, STAT_COMPUTE_MS = 2,
             STAT_PIXELS_VISITED = 3, STAT_ROUNDS = 4, STAT_OVERFLOW_RERUNS = 5, STAT_GLUE_MS = 6,
             STAT_CONTEXT_MS = 7, STAT_COPY_MS = 8;
+    /* indices into lastStats(): tiled calls (0 for a call that ran in memory) */
+    public static final int STAT_TILES = 9, STAT_TILE_GRID = 10, STAT_TILE_ROUNDS = 11,
+            STAT_BYTES_TO_DEVICE = 12, STAT_BYTES_FROM_DEVICE = 13, STAT_WORKERS = 14;
+
+    /**
+     * Progress of a long (tiled) call. update() is called on the thread that made
+     * the call, about every 100 ms, with the fraction of the work done (0 to 1, not
+     * decreasing within one library call; an operation made of several library
+     * calls may start again from 0); return true to cancel the call.
+     */
+    public interface Progress {
+        boolean update(double fraction);
+    }
 
     /** Resource path of the native library inside the plugin jar. */
     public static final String RESOURCE_DIR = "/native/linux-x86_64/";
@@ -136,62 +169,144 @@ public final class IwppNative {
      * STAT_* constants: backend that ran, total ms, compute ms, pixels visited,
      * rounds, overflow re-runs, the ms of the whole JNI call, and of that call
      * the ms spent creating the native context (first call of a thread or new
-     * settings) and copying pixels between Java arrays and native buffers.
-     * null if this thread has not run an operation yet.
+     * settings) and copying pixels between Java arrays and native buffers; then,
+     * for a tiled call, tile runs (a tile re-run after its halo changed counts
+     * again), tiles in the grid, most runs of one tile, bytes copied to and from
+     * the devices, and the number of workers (all 0 for a call that ran in memory).
+     * null if this thread has not run an operation successfully yet.
      */
     public static native double[] lastStats();
+
+    /** Tile runs per worker of the last successful tiled operation on this thread (the
+     *  first 16 workers; empty after a call in memory), or null if there was none. */
+    public static native long[] lastWorkerTiles();
 
     /** The algorithm variant of the last successful operation on this thread ("" if none). */
     public static native String lastVariant();
 
     /**
+     * Checks a worker list for (backend, device, threads) without running anything
+     * (on a context of its own, not this thread's): an IllegalArgumentException
+     * with the library's sentence if it is not usable here, else nothing. null or
+     * "" is always fine. With a backend that is not available, the list is read
+     * against the CPU.
+     */
+    public static native void checkWorkers(int backend, int device, int threads, String workers);
+
+    /**
      * Morphological reconstruction of @p marker under (BY_DILATION) or over
      * (BY_EROSION) @p mask, in place in @p marker (iwpp_reconstruct). Both are
-     * arrays of slices of the same type and sizes.
+     * arrays of slices of the same type and sizes. A call that fails or is
+     * cancelled leaves @p marker as it was.
      */
-    public static native void reconstruct(int backend, int device, int threads, Object[] marker,
-            Object[] mask, int width, int height, int connectivity, int mode);
+    public static native void reconstruct(int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] marker, Object[] mask, int width, int height,
+            int connectivity, int mode);
 
     /**
      * Euclidean distance transform of @p binary (nonzero = foreground) into
      * @p dist (float slices); @p nearest (long slices) may be null, else it
      * receives the linear index of the nearest background pixel.
      */
-    public static native void distanceTransform(int backend, int device, int threads, Object[] binary,
-            int width, int height, int method, double spacingX, double spacingY, double spacingZ,
-            float[][] dist, long[][] nearest);
+    public static native void distanceTransform(int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] binary, int width, int height, int method,
+            double spacingX, double spacingY, double spacingZ, float[][] dist, long[][] nearest);
 
     /** Fill holes; @p out has the type and sizes of @p in (it may be @p in itself). */
-    public static native void fillHoles(int backend, int device, int threads, Object[] in, int width,
-            int height, int connectivity, Object[] out);
+    public static native void fillHoles(int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] in, int width, int height, int connectivity,
+            Object[] out);
 
     /** Kill borders; @p out has the type and sizes of @p in. */
-    public static native void killBorders(int backend, int device, int threads, Object[] in, int width,
-            int height, int connectivity, Object[] out);
+    public static native void killBorders(int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] in, int width, int height, int connectivity,
+            Object[] out);
 
     /** Regional maxima into @p out (byte slices, 255 on maxima). */
-    public static native void regionalMaxima(int backend, int device, int threads, Object[] in,
-            int width, int height, int connectivity, byte[][] out);
+    public static native void regionalMaxima(int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] in, int width, int height, int connectivity,
+            byte[][] out);
 
     /** Regional minima into @p out (byte slices, 255 on minima). */
-    public static native void regionalMinima(int backend, int device, int threads, Object[] in,
-            int width, int height, int connectivity, byte[][] out);
+    public static native void regionalMinima(int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] in, int width, int height, int connectivity,
+            byte[][] out);
 
     /** H-maxima transform; @p out has the type and sizes of @p in. */
-    public static native void hMaxima(int backend, int device, int threads, Object[] in, int width,
-            int height, double h, int connectivity, Object[] out);
+    public static native void hMaxima(int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] in, int width, int height, double h,
+            int connectivity, Object[] out);
 
     /** H-minima transform; @p out has the type and sizes of @p in. */
-    public static native void hMinima(int backend, int device, int threads, Object[] in, int width,
-            int height, double h, int connectivity, Object[] out);
+    public static native void hMinima(int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] in, int width, int height, double h,
+            int connectivity, Object[] out);
 
     /** Opening by reconstruction; @p out has the type and sizes of @p in. */
-    public static native void openingByReconstruction(int backend, int device, int threads, Object[] in,
-            int width, int height, int radius, int connectivity, Object[] out);
+    public static native void openingByReconstruction(int backend, int device, int threads,
+            long memoryLimit, String workers, Progress progress, Object[] in, int width, int height,
+            int radius, int connectivity, Object[] out);
 
     /** Closing by reconstruction; @p out has the type and sizes of @p in. */
-    public static native void closingByReconstruction(int backend, int device, int threads, Object[] in,
-            int width, int height, int radius, int connectivity, Object[] out);
+    public static native void closingByReconstruction(int backend, int device, int threads,
+            long memoryLimit, String workers, Progress progress, Object[] in, int width, int height,
+            int radius, int connectivity, Object[] out);
+
+    /* ------------------------------ short forms: default budget and workers, no listener */
+
+    public static void reconstruct(int backend, int device, int threads, Object[] marker, Object[] mask,
+            int width, int height, int connectivity, int mode) {
+        reconstruct(backend, device, threads, 0L, null, null, marker, mask, width, height, connectivity, mode);
+    }
+
+    public static void distanceTransform(int backend, int device, int threads, Object[] binary, int width,
+            int height, int method, double spacingX, double spacingY, double spacingZ, float[][] dist,
+            long[][] nearest) {
+        distanceTransform(backend, device, threads, 0L, null, null, binary, width, height, method, spacingX,
+                spacingY, spacingZ, dist, nearest);
+    }
+
+    public static void fillHoles(int backend, int device, int threads, Object[] in, int width, int height,
+            int connectivity, Object[] out) {
+        fillHoles(backend, device, threads, 0L, null, null, in, width, height, connectivity, out);
+    }
+
+    public static void killBorders(int backend, int device, int threads, Object[] in, int width, int height,
+            int connectivity, Object[] out) {
+        killBorders(backend, device, threads, 0L, null, null, in, width, height, connectivity, out);
+    }
+
+    public static void regionalMaxima(int backend, int device, int threads, Object[] in, int width,
+            int height, int connectivity, byte[][] out) {
+        regionalMaxima(backend, device, threads, 0L, null, null, in, width, height, connectivity, out);
+    }
+
+    public static void regionalMinima(int backend, int device, int threads, Object[] in, int width,
+            int height, int connectivity, byte[][] out) {
+        regionalMinima(backend, device, threads, 0L, null, null, in, width, height, connectivity, out);
+    }
+
+    public static void hMaxima(int backend, int device, int threads, Object[] in, int width, int height,
+            double h, int connectivity, Object[] out) {
+        hMaxima(backend, device, threads, 0L, null, null, in, width, height, h, connectivity, out);
+    }
+
+    public static void hMinima(int backend, int device, int threads, Object[] in, int width, int height,
+            double h, int connectivity, Object[] out) {
+        hMinima(backend, device, threads, 0L, null, null, in, width, height, h, connectivity, out);
+    }
+
+    public static void openingByReconstruction(int backend, int device, int threads, Object[] in, int width,
+            int height, int radius, int connectivity, Object[] out) {
+        openingByReconstruction(backend, device, threads, 0L, null, null, in, width, height, radius,
+                connectivity, out);
+    }
+
+    public static void closingByReconstruction(int backend, int device, int threads, Object[] in, int width,
+            int height, int radius, int connectivity, Object[] out) {
+        closingByReconstruction(backend, device, threads, 0L, null, null, in, width, height, radius,
+                connectivity, out);
+    }
 
     /* ----------------------------------------------------------- the loader */
 

@@ -70,10 +70,11 @@ public class DistanceTransformCommand implements PlugIn {
             IJ.log(NAME + ": warning: nearest-background indices above 16777216 are rounded in a 32-bit image.");
         IwppRun.Timing t = IwppRun.runVolumes(NAME, common[1], vols, new IwppRun.VolumeOp() {
             @Override
-            public void run(int[] c, int[] idx, int slot) {
+            public void run(IwppRun.Ctx c, int[] idx, int slot) {
                 float[][] d = new float[idx.length][w * h];
                 long[][] n = nearest ? new long[idx.length][w * h] : null;
-                IwppNative.distanceTransform(c[0], c[1], c[2], IwppRun.slices(in, idx), w, h, method, sx, sy, sz, d, n);
+                IwppNative.distanceTransform(c.backend, c.device, c.threads, c.memoryLimit,
+                        c.workers, c.progress, IwppRun.slices(in, idx), w, h, method, sx, sy, sz, d, n);
                 for (int i = 0; i < idx.length; i++) {
                     dist.setPixels(d[i], idx[i]);
                     if (n != null) {

@@ -118,33 +118,41 @@ public class FilterCommand implements PlugIn {
         IwppRun.Timing t = IwppRun.runVolumes(op.command, common[1], IwppRun.volumes(imp, threeD),
                 new IwppRun.VolumeOp() {
                     @Override
-                    public void run(int[] c, int[] idx, int slot) {
+                    public void run(IwppRun.Ctx c, int[] idx, int slot) {
                         Object[] src = IwppRun.slices(in, idx);
                         Object[] dst = IwppRun.newSlices(outDepth, idx.length, w * ht);
                         switch (op) {
                         case FILL_HOLES:
-                            IwppNative.fillHoles(c[0], c[1], c[2], src, w, ht, conn, dst);
+                            IwppNative.fillHoles(c.backend, c.device, c.threads, c.memoryLimit,
+                                    c.workers, c.progress, src, w, ht, conn, dst);
                             break;
                         case KILL_BORDERS:
-                            IwppNative.killBorders(c[0], c[1], c[2], src, w, ht, conn, dst);
+                            IwppNative.killBorders(c.backend, c.device, c.threads, c.memoryLimit,
+                                    c.workers, c.progress, src, w, ht, conn, dst);
                             break;
                         case REGIONAL_MAXIMA:
-                            IwppNative.regionalMaxima(c[0], c[1], c[2], src, w, ht, conn, (byte[][]) dst);
+                            IwppNative.regionalMaxima(c.backend, c.device, c.threads, c.memoryLimit,
+                                    c.workers, c.progress, src, w, ht, conn, (byte[][]) dst);
                             break;
                         case REGIONAL_MINIMA:
-                            IwppNative.regionalMinima(c[0], c[1], c[2], src, w, ht, conn, (byte[][]) dst);
+                            IwppNative.regionalMinima(c.backend, c.device, c.threads, c.memoryLimit,
+                                    c.workers, c.progress, src, w, ht, conn, (byte[][]) dst);
                             break;
                         case H_MAXIMA:
-                            IwppNative.hMaxima(c[0], c[1], c[2], src, w, ht, hv, conn, dst);
+                            IwppNative.hMaxima(c.backend, c.device, c.threads, c.memoryLimit,
+                                    c.workers, c.progress, src, w, ht, hv, conn, dst);
                             break;
                         case H_MINIMA:
-                            IwppNative.hMinima(c[0], c[1], c[2], src, w, ht, hv, conn, dst);
+                            IwppNative.hMinima(c.backend, c.device, c.threads, c.memoryLimit,
+                                    c.workers, c.progress, src, w, ht, hv, conn, dst);
                             break;
                         case OPENING:
-                            IwppNative.openingByReconstruction(c[0], c[1], c[2], src, w, ht, rad, conn, dst);
+                            IwppNative.openingByReconstruction(c.backend, c.device, c.threads, c.memoryLimit,
+                                    c.workers, c.progress, src, w, ht, rad, conn, dst);
                             break;
                         case CLOSING:
-                            IwppNative.closingByReconstruction(c[0], c[1], c[2], src, w, ht, rad, conn, dst);
+                            IwppNative.closingByReconstruction(c.backend, c.device, c.threads, c.memoryLimit,
+                                    c.workers, c.progress, src, w, ht, rad, conn, dst);
                             break;
                         }
                         for (int i = 0; i < idx.length; i++)

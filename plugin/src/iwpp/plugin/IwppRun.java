@@ -1,7 +1,8 @@
 /*
  * IwppRun.java - what every IWPP command shares: the settings (Prefs), the
  * backend/stack/connectivity options, cutting an image into the volumes the
- * library is called on, progress, timing, logging, the result image and errors.
+ * library is called on, progress and cancelling (Esc), timing, logging, the
+ * result image and errors.
  */
 package iwpp.plugin;
 
@@ -13,6 +14,7 @@ import ij.Prefs;
 import ij.WindowManager;
 import ij.macro.Interpreter;
 
+import iwpp.IwppCancelledException;
 import iwpp.IwppException;
 import iwpp.IwppNative;
 
@@ -27,7 +29,18 @@ final class IwppRun {
     static final String PREF_BACKEND = "iwpp.backend";
     static final String PREF_DEVICE = "iwpp.device";
     static final String PREF_THREADS = "iwpp.threads";
+    static final String PREF_MEMORY_MB = "iwpp.memory_mb";
+    static final String PREF_WORKERS = "iwpp.workers";
+    static final String PREF_WORKER_LIST = "iwpp.worker_list";
     static final String DEFAULT_DEVICE = "default";
+
+    /** Worker choices of IWPP Settings and their lists (iwpp_context_set_workers); the last is "custom list". */
+    static final String[] WORKER_CHOICES = { "this device", "this device, 2 streams", "all GPUs", "all GPUs + CPU",
+            "this GPU + CPU", "custom list" };
+    static final String[] WORKER_SPECS = { null, "gpu*2", "all-gpus", "all-gpus,cpu", "gpu,cpu", null };
+    static final int CUSTOM_WORKERS = WORKER_CHOICES.length - 1;
+    /** Largest budget accepted, in MB (2^40 MB = 1 EB: a typo, not a GPU). */
+    static final double MAX_MEMORY_MB = 1099511627776.0;
 
     private static boolean announced;
 
@@ -53,11 +66,70 @@ final class IwppRun {
         return (int) Math.min(t, IwppNative.MAX_THREADS);
     }
 
+    /** The saved GPU memory budget in MB (0 = all free memory); a bad saved value reads as 0. */
+    static double prefMemoryMb() {
+        double mb = Prefs.get(PREF_MEMORY_MB, 0);
+        return mb >= 0 && mb <= MAX_MEMORY_MB ? mb : 0;
+    }
+
+    static long megabytesToBytes(double mb) {
+        return Math.round(mb * 1048576.0);
+    }
+
+    /** The saved worker choice (one of WORKER_CHOICES). */
+    static String prefWorkers() {
+        String w = Prefs.get(PREF_WORKERS, WORKER_CHOICES[0]);
+        for (String c : WORKER_CHOICES)
+            if (c.equals(w))
+                return c;
+        return WORKER_CHOICES[0];
+    }
+
+    static String prefWorkerList() {
+        return Prefs.get(PREF_WORKER_LIST, "");
+    }
+
+    /** The worker list (null = this device alone) of a choice and a custom list. */
+    static String workerSpec(String choice, String customList) {
+        for (int i = 0; i < WORKER_CHOICES.length; i++)
+            if (WORKER_CHOICES[i].equals(choice))
+                return i == CUSTOM_WORKERS ? (customList == null || customList.trim().isEmpty() ? null
+                        : customList.trim()) : WORKER_SPECS[i];
+        return null;
+    }
+
+    /** What one library call runs on: the context's settings, the tile settings, and a listener. */
+    static final class Ctx {
+        final int backend, device, threads;
+        final long memoryLimit; // bytes, 0 = the device's free memory
+        final String workers;   // null = this device alone
+        IwppNative.Progress progress;
+
+        Ctx(int backend, int device, int threads, long memoryLimit, String workers) {
+            this.backend = backend;
+            this.device = device;
+            this.threads = threads;
+            this.memoryLimit = memoryLimit;
+            this.workers = workers;
+        }
+    }
+
+    /** The settings of a run: a backend name and the saved device, threads, budget and workers. */
+    static Ctx settings(String backendName) {
+        int[] c = resolve(backendName);
+        return new Ctx(c[0], c[1], c[2], megabytesToBytes(prefMemoryMb()),
+                workerSpec(prefWorkers(), prefWorkerList()));
+    }
+
     /** The (backend, device, threads) triple for a backend name and the saved device and threads. */
     static int[] resolve(String backendName) {
+        return resolve(backendName, prefDevice(), prefThreads());
+    }
+
+    /** The (backend, device, threads) triple for a backend name, a device label and a thread count. */
+    static int[] resolve(String backendName, String dev, int threads) {
         int backend = IwppNative.backendFromName(backendName);
         int device = 0;
-        String dev = prefDevice();
         /* device labels look like "CUDA 0: name (80.0 GB)" or "OpenCL 1: name [platform] (…)" */
         int devBackend = dev.startsWith("CUDA ") ? IwppNative.BACKEND_CUDA
                 : dev.startsWith("OpenCL ") ? IwppNative.BACKEND_OPENCL : -1;
@@ -73,7 +145,7 @@ final class IwppRun {
                 /* a label saved by another version: keep device 0 */
             }
         }
-        return new int[] { backend, device, prefThreads() };
+        return new int[] { backend, device, threads };
     }
 
     /* ---------------------------------------------------- dialog helpers */
@@ -212,15 +284,17 @@ final class IwppRun {
 
     /* ------------------------------------------------------- the runner */
 
-    /** One call of the library on one volume. */
+    /** One call of the library on one volume (with c.progress as its listener). */
     interface VolumeOp {
-        void run(int[] ctx, int[] stackIndices, int slot) throws RuntimeException;
+        void run(Ctx c, int[] stackIndices, int slot) throws RuntimeException;
     }
 
     /** Timings of a command. */
     static final class Timing {
         final long start = System.nanoTime();
         double nativeMs, contextMs, copyMs;
+        long tiles, bytesToDevice, bytesFromDevice;
+        int workers;
         String backend = "?", variant = "";
 
         void add() {
@@ -232,6 +306,10 @@ final class IwppRun {
             copyMs += s[IwppNative.STAT_COPY_MS];
             backend = IwppNative.backendName((int) s[IwppNative.STAT_BACKEND]);
             variant = IwppNative.lastVariant();
+            tiles += (long) s[IwppNative.STAT_TILES];
+            bytesToDevice += (long) s[IwppNative.STAT_BYTES_TO_DEVICE];
+            bytesFromDevice += (long) s[IwppNative.STAT_BYTES_FROM_DEVICE];
+            workers = Math.max(workers, (int) s[IwppNative.STAT_WORKERS]);
         }
 
         double totalMs() {
@@ -262,33 +340,78 @@ final class IwppRun {
     }
 
     /**
+     * The listener of one command: ImageJ's progress bar follows the fraction of
+     * the volume being run (tiled calls report about every 100 ms, on this
+     * thread), and Esc cancels.
+     */
+    static final class EscProgress implements IwppNative.Progress {
+        private final int count;
+        private int index;
+
+        EscProgress(int count) {
+            this.count = Math.max(1, count);
+        }
+
+        void volume(int i) {
+            index = i;
+        }
+
+        @Override
+        public boolean update(double fraction) {
+            double f = fraction >= 0 && fraction <= 1 ? fraction : 0;
+            IJ.showProgress((index + f) / count); // works headless too (no progress bar: nothing)
+            return IJ.escapePressed();
+        }
+    }
+
+    /**
      * Runs @p op on every volume with progress and status, then logs what ran and
      * the timing split. With backend auto, a GPU that runs out of memory or fails
-     * is retried once on the CPU. Returns the timing, or null after showing an error.
+     * is retried once on the CPU. Esc stops between volumes and inside tiled
+     * calls: then nothing is kept and the status line says "cancelled". Returns
+     * the timing, or null after an error or a cancel (no result is made then).
      */
     static Timing runVolumes(String command, int backendIndex, int[][] volumes, VolumeOp op) {
         Timing t = new Timing();
-        int[] ctx = resolve(BACKENDS[backendIndex]);
+        Ctx ctx = settings(BACKENDS[backendIndex]);
         int n = volumes.length;
+        EscProgress progress = new EscProgress(n);
+        ctx.progress = progress;
+        IJ.resetEscape(); // an Esc from before this command is not for it
         try {
             for (int i = 0; i < n; i++) {
+                if (IJ.escapePressed())
+                    throw new IwppCancelledException("cancelled before volume " + (i + 1) + " of " + n);
                 IJ.showStatus(command + ": " + (n > 1 ? (i + 1) + "/" + n : "running") + " ("
-                        + IwppNative.backendName(ctx[0]) + ")");
+                        + IwppNative.backendName(ctx.backend) + ")");
                 IJ.showProgress(i, n);
+                progress.volume(i);
                 try {
                     op.run(ctx, volumes[i], i);
+                } catch (IwppCancelledException e) {
+                    throw e;
                 } catch (IwppException e) {
                     /* auto may have picked a GPU: one retry on the CPU for memory or device trouble */
-                    boolean retry = backendIndex == IwppNative.BACKEND_AUTO && ctx[0] != IwppNative.BACKEND_CPU
+                    boolean retry = backendIndex == IwppNative.BACKEND_AUTO && ctx.backend != IwppNative.BACKEND_CPU
                             && (e.getStatus() == IwppNative.ENOMEM || e.getStatus() == IwppNative.EDEVICE);
                     if (!retry)
                         throw e;
                     IJ.log(command + ": " + e.getMessage() + " - running on the CPU instead.");
-                    ctx = new int[] { IwppNative.BACKEND_CPU, 0, ctx[2] };
+                    /* host memory is the CPU's home: no GPU budget, no GPU workers */
+                    ctx = new Ctx(IwppNative.BACKEND_CPU, 0, ctx.threads, 0L, null);
+                    ctx.progress = progress;
                     op.run(ctx, volumes[i], i);
                 }
                 t.add();
             }
+        } catch (IwppCancelledException e) {
+            String why = String.valueOf(e.getMessage());
+            IJ.log(command + ": cancelled" + (why.startsWith("cancelled") ? why.substring(9) : " (" + why + ")")
+                    + "; no result was made and the input is unchanged.");
+            IJ.showProgress(1.0);
+            IJ.showStatus(command + ": cancelled");
+            IJ.resetEscape();
+            return null;
         } catch (IllegalArgumentException e) {
             error(command, e.getMessage());
             return null;
@@ -323,6 +446,12 @@ final class IwppRun {
                 command, in.getTitle(), in.getWidth(), in.getHeight(), in.getStackSize(), in.getBitDepth(),
                 what.isEmpty() ? "" : ", " + what, t.backend, t.variant.isEmpty() ? "" : " (" + t.variant + ")",
                 total, t.nativeMs, t.contextMs, t.copyMs, other, outside);
+        if (t.tiles > 0)
+            msg += String.format(Locale.US, "; tiles: %d runs, %d worker%s", t.tiles, t.workers,
+                    t.workers == 1 ? "" : "s")
+                    + (t.bytesToDevice + t.bytesFromDevice > 0 ? String.format(Locale.US,
+                            ", %.1f MB to and %.1f MB from the device", t.bytesToDevice / 1048576.0,
+                            t.bytesFromDevice / 1048576.0) : "");
         IJ.log(msg);
         IJ.showStatus(String.format(Locale.US, "%s: %.0f ms on %s", command, total, t.backend));
     }

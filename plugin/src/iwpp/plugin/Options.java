@@ -58,6 +58,13 @@ final class Options {
             fields.add(new Object[] { "number", label, null, Double.valueOf(def) });
     }
 
+    void addString(String label, String def, int columns) {
+        if (gd != null)
+            gd.addStringField(label, def, columns);
+        else
+            fields.add(new Object[] { "string", label, null, def });
+    }
+
     void addCheckbox(String label, boolean def) {
         if (gd != null)
             gd.addCheckbox(label, def);
@@ -128,6 +135,13 @@ final class Options {
                 error = "\"" + v + "\" is not a number (" + key((String) f[1]) + "=).";
             return Double.NaN;
         }
+    }
+
+    String getNextString() {
+        if (gd != null)
+            return gd.getNextString();
+        Object[] f = nextField("string");
+        return value(f, (String) f[3]);
     }
 
     boolean getNextBoolean() {

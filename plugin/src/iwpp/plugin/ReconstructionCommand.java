@@ -85,9 +85,10 @@ public class ReconstructionCommand implements PlugIn {
         IwppRun.Timing t = IwppRun.runVolumes(NAME, backend, IwppRun.volumes(mask, threeD),
                 new IwppRun.VolumeOp() {
                     @Override
-                    public void run(int[] c, int[] idx, int slot) {
+                    public void run(IwppRun.Ctx c, int[] idx, int slot) {
                         Object[] res = IwppRun.copies(IwppRun.slices(mk, idx)); // the marker stays as it is
-                        IwppNative.reconstruct(c[0], c[1], c[2], res, IwppRun.slices(ms, idx), w, h, conn, mode);
+                        IwppNative.reconstruct(c.backend, c.device, c.threads, c.memoryLimit,
+                                c.workers, c.progress, res, IwppRun.slices(ms, idx), w, h, conn, mode);
                         for (int i = 0; i < idx.length; i++)
                             outStack.setPixels(res[i], idx[i]);
                     }

@@ -1,9 +1,14 @@
 /*
- * SettingsCommand.java - "IWPP Settings...": backend, device and CPU threads,
- * kept in ImageJ's preferences (IJ_Prefs.txt keys iwpp.backend, iwpp.device,
- * iwpp.threads). Every command's backend= option overrides the backend.
+ * SettingsCommand.java - "IWPP Settings...": backend, device, CPU threads, the
+ * GPU memory budget and the workers that share a tiled image, kept in ImageJ's
+ * preferences (IJ_Prefs.txt keys iwpp.backend, iwpp.device, iwpp.threads,
+ * iwpp.memory_mb, iwpp.workers, iwpp.worker_list). Every command's backend=
+ * option overrides the backend; every command uses the rest.
  *
- * Macro: run("IWPP Settings...", "backend=cpu device=default threads=2");
+ * Macro: run("IWPP Settings...", "backend=cpu device=default threads=2 memory=0 workers=[this device]");
+ *        run("IWPP Settings...", "backend=auto device=default threads=0 memory=4096 workers=[custom list] list=gpu*2,cpu*4");
+ * A value that is not valid (a budget below 0, a worker list the library cannot
+ * use here) is an error and nothing is saved.
  */
 package iwpp.plugin;
 
@@ -11,6 +16,7 @@ import ij.IJ;
 import ij.Prefs;
 import ij.plugin.PlugIn;
 
+import iwpp.IwppException;
 import iwpp.IwppNative;
 
 import java.util.ArrayList;
@@ -56,7 +62,14 @@ public class SettingsCommand implements PlugIn {
         o.addChoice("Backend", IwppRun.BACKENDS, IwppRun.prefBackend());
         o.addChoice("Device", devices, known ? dev : IwppRun.DEFAULT_DEVICE);
         o.addNumber("Threads (CPU, 0 = all cores)", IwppRun.prefThreads(), 0);
+        double mb = IwppRun.prefMemoryMb();
+        o.addNumber("Memory budget (MB of GPU memory per call, 0 = all free)", mb, mb == Math.floor(mb) ? 0 : 3);
+        o.addChoice("Workers (who shares the tiles of one image)", IwppRun.WORKER_CHOICES, IwppRun.prefWorkers());
+        o.addString("List (custom workers, e.g. gpu*2,cpu*4)", IwppRun.prefWorkerList(), 24);
         StringBuilder sb = new StringBuilder();
+        sb.append("Images whose working set exceeds the budget run through tiles (same results);\n"
+                + "on the CPU backend the budget cuts the image into tiles as well.\n"
+                + "Worker items: gpu, cuda:D, opencl:D, all-gpus, cpu, each optionally *N.\n");
         for (int b = IwppNative.BACKEND_CPU; b <= IwppNative.BACKEND_OPENCL; b++) {
             String why = IwppNative.backendUnavailableReason(b);
             sb.append(IwppNative.backendName(b)).append(": ").append(why == null ? "available" : why).append('\n');
@@ -67,18 +80,49 @@ public class SettingsCommand implements PlugIn {
         String backend = o.getNextChoice();
         String device = o.getNextChoice();
         double threads = o.getNextNumber();
-        if (o.error() != null || o.invalidNumber() || !(threads >= 0 && threads <= IwppNative.MAX_THREADS)
-                || threads != Math.floor(threads)) {
-            IwppRun.error(NAME, o.error() != null ? o.error()
-                    : "threads must be a whole number from 0 (all cores) to " + IwppNative.MAX_THREADS + ".");
+        double memoryMb = o.getNextNumber();
+        String workers = o.getNextChoice();
+        String list = o.getNextString();
+        list = list == null ? "" : list.trim();
+        String bad = null;
+        if (o.error() != null)
+            bad = o.error();
+        else if (o.invalidNumber())
+            bad = "a number in the dialog is not valid.";
+        else if (!(threads >= 0 && threads <= IwppNative.MAX_THREADS) || threads != Math.floor(threads))
+            bad = "threads must be a whole number from 0 (all cores) to " + IwppNative.MAX_THREADS + ".";
+        else if (!(memoryMb >= 0 && memoryMb <= IwppRun.MAX_MEMORY_MB))
+            bad = "memory must be a budget in MB from 0 (all free GPU memory) upwards, not " + memoryMb + ".";
+        else if (workers.equals(IwppRun.WORKER_CHOICES[IwppRun.CUSTOM_WORKERS]) && list.isEmpty())
+            bad = "workers=[custom list] needs a list, e.g. list=gpu*2,cpu*4 (items: gpu, cuda:D, opencl:D, "
+                    + "all-gpus, cpu, each optionally *N).";
+        int[] ctx = IwppRun.resolve(backend, device, (int) threads);
+        String spec = IwppRun.workerSpec(workers, list);
+        if (bad == null && spec != null) {
+            /* the library reads the list now, for this backend and device: a list it cannot use is not saved */
+            try {
+                IwppNative.checkWorkers(ctx[0], ctx[1], ctx[2], spec);
+            } catch (IllegalArgumentException e) {
+                bad = "workers: " + e.getMessage();
+            } catch (IwppException e) {
+                bad = "workers: " + e.getMessage();
+            }
+        }
+        if (bad != null) {
+            IwppRun.error(NAME, bad);
             return;
         }
         Prefs.set(IwppRun.PREF_BACKEND, backend);
         Prefs.set(IwppRun.PREF_DEVICE, device);
         Prefs.set(IwppRun.PREF_THREADS, (int) threads);
-        int[] ctx = IwppRun.resolve(backend);
+        Prefs.set(IwppRun.PREF_MEMORY_MB, memoryMb);
+        Prefs.set(IwppRun.PREF_WORKERS, workers);
+        Prefs.set(IwppRun.PREF_WORKER_LIST, list);
         IJ.log("IWPP settings: backend " + backend + ", device " + device + ", CPU threads "
-                + ((int) threads == 0 ? "all" : String.valueOf((int) threads)) + " (runs on "
+                + ((int) threads == 0 ? "all" : String.valueOf((int) threads)) + ", memory budget "
+                + (memoryMb == 0 ? "all free GPU memory" : IJ.d2s(memoryMb, memoryMb == Math.floor(memoryMb) ? 0 : 3)
+                        + " MB")
+                + ", workers " + workers + (spec != null ? " (" + spec + ")" : "") + " (runs on "
                 + IwppNative.backendName(ctx[0]) + (ctx[1] != 0 ? " device " + ctx[1] : "") + ")");
     }
 }
