@@ -130,7 +130,7 @@ int main(int argc, char **argv)
 {
     const char *backend = "cuda";
     char sizes[256] = "8192", limits[256] = "", workers[512] = "";
-    int reps = 3, device = 0, do_edt = 0;
+    int reps = 3, device = 0, do_edt = 0, edt_only = 0;
     uint64_t wlimit = 0; /* budget of the --workers runs */
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -142,11 +142,12 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--wlimit") && v) wlimit = parse_bytes(v), ++i;
         else if (!strcmp(a, "--device") && v) device = atoi(v), ++i;
         else if (!strcmp(a, "--edt")) do_edt = 1;
+        else if (!strcmp(a, "--edt-only")) do_edt = edt_only = 1;
         else {
             fprintf(stderr,
                     "usage: tiles_bench [--backend cpu|cuda|opencl] [--sizes N,...] [--limits 16G,1G]\n"
                     "                   [--workers \"gpu*2;gpu,cpu*8\"] (lists separated by ';')\n"
-                    "                   [--wlimit BYTES (budget of the --workers runs)] [--reps N] [--device D] [--edt]\n");
+                    "                   [--edt-only] [--wlimit BYTES (budget of the --workers runs)] [--reps N] [--device D] [--edt]\n");
             return 1;
         }
     }
@@ -171,8 +172,10 @@ int main(int argc, char **argv)
             return 1;
         }
         double g0 = synth_now_ms();
-        synth_tissue(mask, IWPP_U8, n, n, 1, 1);
-        synth_sub_sat(marker, mask, IWPP_U8, px, 40);
+        if (!edt_only) {
+            synth_tissue(mask, IWPP_U8, n, n, 1, 1);
+            synth_sub_sat(marker, mask, IWPP_U8, px, 40);
+        }
         printf("\n== %lldx%lld U8 tissue, 8-connected reconstruction by dilation, %s (inputs made in %.1f s)\n",
                (long long)n, (long long)n, backend, (synth_now_ms() - g0) / 1000);
         printf("  %-28s %10s %10s %8s %7s %7s %9s %9s  %s\n", "case", "whole_ms", "compute", "ratio", "tiles",
@@ -193,7 +196,7 @@ int main(int argc, char **argv)
         }
         double base = 0;
         int have_ref = 0;
-        for (int c = 0; c < nc; ++c) {
+        for (int c = 0; c < nc && !edt_only; ++c) {
             double ms = 0;
             iwpp_stats st;
             memset(&st, 0, sizeof st);
@@ -222,30 +225,46 @@ int main(int argc, char **argv)
             }
         }
         if (do_edt) {
+            /* exact EDT of a nuclei mask: in memory, then with each budget (tiles), compared */
             uint8_t *bin = mask; /* reuse */
-            float *dist = malloc((size_t)px * sizeof(float));
-            if (dist && synth_nuclei(bin, n, n, 1, 1) == 0) {
-                iwpp_context *ctx = NULL;
-                iwpp_context_create(&ctx, be);
-                double best = 1e30;
-                iwpp_stats st;
-                for (int r = 0; r < reps + 1; ++r) {
-                    iwpp_image b = iwpp_image_2d(bin, IWPP_U8, n, n), d = iwpp_image_2d(dist, IWPP_F32, n, n);
-                    double t0 = synth_now_ms();
-                    iwpp_status e = iwpp_distance_transform(ctx, &b, IWPP_EDT_EXACT, NULL, &d, NULL);
-                    double t1 = synth_now_ms();
-                    if (e != IWPP_OK) {
-                        printf("  exact EDT failed: %s\n", iwpp_error_message(ctx));
-                        break;
+            float *dist = malloc((size_t)px * sizeof(float)), *dref = malloc((size_t)px * sizeof(float));
+            if (dist && dref && synth_nuclei(bin, n, n, 1, 1) == 0) {
+                for (int c = -1; c < nlim; ++c) {
+                    iwpp_context *ctx = NULL;
+                    iwpp_context_create(&ctx, be);
+                    if (device) iwpp_context_set_device(ctx, device);
+                    if (c >= 0) iwpp_context_set_memory_limit(ctx, parse_bytes(lim[c]));
+                    double best = 1e30;
+                    iwpp_stats st;
+                    int okrun = 1;
+                    for (int r = 0; r < reps + 1 && okrun; ++r) {
+                        iwpp_image b = iwpp_image_2d(bin, IWPP_U8, n, n), d = iwpp_image_2d(dist, IWPP_F32, n, n);
+                        double t0 = synth_now_ms();
+                        iwpp_status e = iwpp_distance_transform(ctx, &b, IWPP_EDT_EXACT, NULL, &d, NULL);
+                        double t1 = synth_now_ms();
+                        if (e != IWPP_OK) {
+                            printf("  exact EDT failed: %s\n", iwpp_error_message(ctx));
+                            okrun = 0;
+                        }
+                        if (r > 0 && t1 - t0 < best) best = t1 - t0;
                     }
-                    if (r > 0 && t1 - t0 < best) best = t1 - t0;
+                    iwpp_context_stats(ctx, &st);
+                    const char *check = "reference";
+                    if (c < 0) {
+                        memcpy(dref, dist, (size_t)px * sizeof(float));
+                    } else {
+                        check = memcmp(dref, dist, (size_t)px * sizeof(float)) ? "MISMATCH" : "exact";
+                    }
+                    if (okrun)
+                        printf("  %-28s %10.1f %10.1f %8s %7lld %7s %9.2f %9.2f  %s / %s\n",
+                               c < 0 ? "exact EDT, in memory" : lim[c], best, st.compute_ms, "",
+                               (long long)st.tiles, "", st.bytes_to_device / 1e9, st.bytes_from_device / 1e9,
+                               st.variant, check);
+                    iwpp_context_destroy(ctx);
                 }
-                iwpp_context_stats(ctx, &st);
-                printf("  %-28s %10.1f %10.1f   (nuclei mask, best of %d)\n", "exact EDT, whole call", best,
-                       st.compute_ms, reps);
-                iwpp_context_destroy(ctx);
             }
             free(dist);
+            free(dref);
         }
         free(mask);
         free(marker);

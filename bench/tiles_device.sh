@@ -33,15 +33,17 @@ fi
 [ "$PHASE" = test ] && { stamp done; exit 0; }
 # budgets of about one eighth of the in-memory working set (2 images + ~4.5 B/px of queues)
 stamp "tiles_bench cuda 8192: budget 56M (1/8), workers"
-timeout 100 "$B/bench/tiles_bench" --backend cuda --sizes 8192 --limits 56M --workers "gpu*2;gpu*3;gpu*2,cpu*8" --reps 5 --edt
+timeout 100 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 8192 --limits 56M --workers "gpu*2;gpu*3;gpu*2,cpu*8" --reps 5 --edt
 stamp "tiles_bench cuda 32768: budget 880M (1/8), workers"
-timeout 150 "$B/bench/tiles_bench" --backend cuda --sizes 32768 --limits 880M,2G --workers "gpu*2;gpu*3;gpu,cpu*8;gpu*2,cpu*8" --reps 3 --edt
+timeout 240 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 32768 --limits 880M,2G --workers "gpu*2;gpu*3;gpu,cpu*8;gpu*2,cpu*8" --reps 3 --edt
 stamp "tiles_bench opencl 8192"
-timeout 60 "$B/bench/tiles_bench" --backend opencl --sizes 8192 --limits 256M --workers "gpu*2" --reps 3
+timeout 60 stdbuf -oL "$B/bench/tiles_bench" --backend opencl --sizes 8192 --limits 256M --workers "gpu*2" --reps 3
+stamp "tiles_bench cuda 65536: exact EDT in memory and with a 16 GB budget"
+timeout 200 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 65536 --limits 16G --edt-only --reps 2
 BIG=${TILES_BIG-98304}
 if [ -n "$BIG" ]; then
   stamp "tiles_bench cuda $BIG with a 16 GB budget"
-  timeout 300 "$B/bench/tiles_bench" --backend cuda --sizes "$BIG" --limits 16G --wlimit 16G \
+  timeout 300 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes "$BIG" --limits 16G --wlimit 16G \
     --workers "${TILES_BIG_WORKERS:-gpu*3;gpu*4}" --reps 1
 fi
 stamp done

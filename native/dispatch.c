@@ -562,11 +562,10 @@ static iwpp_status edt_by_tiles(iwpp_context *ctx, const iwpp_image *binary, iwp
 {
     if (method != IWPP_EDT_EXACT)
         return iwpp_set_error(ctx, IWPP_EUNSUPPORTED,
-                              "the Danielsson EDT of a %lldx%lldx%lld image does not fit the device's memory "
-                              "budget (about %.0f MiB for %.0f MiB of working set); use the exact EDT (it runs "
-                              "by tiles), a larger budget, or the CPU backend",
+                              "the Danielsson EDT of a %lldx%lldx%lld image (about %.0f MiB of device memory) "
+                              "does not fit the device's memory or the context's budget, and it does not run "
+                              "by tiles; use the exact EDT (it does), a larger budget, or the CPU backend",
                               (long long)binary->width, (long long)binary->height, (long long)binary->depth,
-                              ctx->memory_limit ? ctx->memory_limit / 1048576.0 : 0.0,
                               (double)binary->width * (double)binary->height * (double)binary->depth *
                                   (iwpp_type_size(binary->type) + 20.0) / 1048576.0);
     if (!views_overlap(binary, dist_out) && !views_overlap(binary, nearest_out))
