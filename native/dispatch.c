@@ -474,6 +474,24 @@ void iwpp_bufset_free(iwpp_bufset *s)
 /* ------------------------------------------------------------------------ */
 /* primitive operations                                                      */
 
+static int views_overlap(const iwpp_image *a, const iwpp_image *b);
+
+/* Reconstruction by tiles, which writes the marker while workers read the mask: a mask that
+ * shares memory with the marker is copied first. */
+static iwpp_status reconstruct_by_tiles(iwpp_context *ctx, iwpp_image *marker, const iwpp_image *mask,
+                                        int connectivity, iwpp_morph_mode mode)
+{
+    if (!views_overlap(marker, mask)) return iwpp_tiles_reconstruct(ctx, marker, mask, connectivity, mode);
+    void *copy = malloc((size_t)(mask->width * mask->height * mask->depth) * iwpp_type_size(mask->type));
+    if (!copy) return iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for a copy of the mask");
+    iwpp_buf b = {mask->type, mask->width, mask->height, mask->depth, copy, NULL};
+    iwpp_image c = iwpp_image_3d(copy, mask->type, mask->width, mask->height, mask->depth);
+    iwpp_status st = iwpp_cpu_backend.upload(ctx, &b, mask);
+    if (st == IWPP_OK) st = iwpp_tiles_reconstruct(ctx, marker, &c, connectivity, mode);
+    free(copy);
+    return st;
+}
+
 iwpp_status iwpp_reconstruct(iwpp_context *ctx, iwpp_image *marker_inout, const iwpp_image *mask,
                              int connectivity, iwpp_morph_mode mode)
 {
@@ -491,7 +509,7 @@ iwpp_status iwpp_reconstruct(iwpp_context *ctx, iwpp_image *marker_inout, const 
     memset(&ctx->stats, 0, sizeof ctx->stats);
     const iwpp_backend_ops *ops = ctx->ops;
     if (iwpp_tiles_needed(ctx, mask->type, mask)) {
-        st = iwpp_tiles_reconstruct(ctx, marker_inout, mask, connectivity, mode);
+        st = reconstruct_by_tiles(ctx, marker_inout, mask, connectivity, mode);
         if (st == IWPP_OK) iwpp_end(ctx, t0);
         return st;
     }
@@ -513,7 +531,7 @@ iwpp_status iwpp_reconstruct(iwpp_context *ctx, iwpp_image *marker_inout, const 
     if (st == IWPP_ENOMEM && ctx->memory_limit == 0 && ops->kind != IWPP_BACKEND_CPU) {
         memset(&ctx->stats, 0, sizeof ctx->stats);
         ctx->message[0] = '\0';
-        st = iwpp_tiles_reconstruct(ctx, marker_inout, mask, connectivity, mode);
+        st = reconstruct_by_tiles(ctx, marker_inout, mask, connectivity, mode);
     }
     if (st == IWPP_OK) iwpp_end(ctx, t0);
     return st;

@@ -320,10 +320,12 @@ static unsigned char *scratch_alloc(iwpp_context *c, size_t bytes, int *pinned)
 
 static void scratch_free(iwpp_context *c, void *p, int pinned)
 {
-    if (pinned && c)
+    if (!p) return;
+    if (pinned && c && c->ops->host_free)
         c->ops->host_free(c, p);
-    else
+    else if (!pinned)
         free(p);
+    /* (pinned memory whose backend is gone: the backend's close released its allocations) */
 }
 
 static void queue_push(sched *s, int64_t k)
@@ -817,11 +819,11 @@ static void *worker_main(void *arg)
         } else {
             if (first) dirs = scatter_frame(w, lo, hi, rlo, rhi);
             dirty_neighbours(s, k, dirs);
+            s->runs[k]++; /* before a re-queue: it picks the re-run queue */
             if (s->state[k] == T_RUNNING_DIRTY)
                 queue_push(s, k);
             else
                 s->state[k] = T_IDLE;
-            s->runs[k]++;
             s->done++;
             w->tiles++;
         }
@@ -841,6 +843,7 @@ static void res_free(iwpp_context *c)
     for (int i = 0; i < 2; ++i) {
         scratch_free(c, r->host[i], r->pinned[i]);
         r->host[i] = NULL;
+        r->pinned[i] = 0;
         if (r->dev[i].ptr) c->ops->buf_free(c, &r->dev[i]);
     }
     r->host_bytes = r->dev_bytes = 0;
@@ -902,7 +905,8 @@ static int effective_specs(iwpp_context *ctx, iwpp_worker_spec *out)
     }
     out[0].backend = ctx->ops->kind;
     out[0].device = ctx->ops->kind == IWPP_BACKEND_CPU ? 0 : ctx->device;
-    out[0].count = ctx->ops->kind == IWPP_BACKEND_CPU ? iwpp_cpu_threads(ctx) : 2;
+    /* CPU: one single-threaded worker per thread, at most 64 (as the "cpu" item) */
+    out[0].count = ctx->ops->kind == IWPP_BACKEND_CPU ? (iwpp_cpu_threads(ctx) < 64 ? iwpp_cpu_threads(ctx) : 64) : 2;
     return 1;
 }
 
@@ -913,6 +917,8 @@ static iwpp_status worker_contexts(iwpp_context *ctx, const iwpp_worker_spec *sp
 {
     int n = 0;
     for (int i = 0; i < nsp; ++i) n += sp[i].count;
+    if (n > IWPP_MAX_WORKERS)
+        return iwpp_set_error(ctx, IWPP_EINVAL, "%d tile workers; at most %d", n, IWPP_MAX_WORKERS);
     if (ctx->ntile_ctx != n) {
         iwpp_tiles_release(ctx);
         ctx->tile_ctx = calloc((size_t)n, sizeof *ctx->tile_ctx);
@@ -1068,8 +1074,13 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
                 s.st = IWPP_ENOMEM;
                 snprintf(s.msg, sizeof s.msg, "could not start a tile worker thread");
             }
+            /* the ones started finish the work: if no device worker started, CPU workers take
+               first runs too (pick_queue) */
+            s.gpu_workers = 0;
+            for (int j = 0; j < k; ++j) s.gpu_workers += wc[j]->ops->kind != IWPP_BACKEND_CPU;
+            pthread_cond_broadcast(&s.cv);
             pthread_mutex_unlock(&s.lock);
-            break; /* the ones started finish the work */
+            break;
         }
         w[k].started = 1;
     }
@@ -1264,7 +1275,14 @@ iwpp_status iwpp_tiles_edt(iwpp_context *ctx, const iwpp_image *binary, const do
                 if (st == IWPP_OK && (st = ops->buf_alloc(ctx, &bin)) == IWPP_OK &&
                     (st = ops->buf_alloc(ctx, &bd)) == IWPP_OK && nearest)
                     st = ops->buf_alloc(ctx, &bn);
-                if (st != IWPP_OK) break;
+                if (st == IWPP_ENOMEM) {
+                    /* the device has less than the budget said: the CPU does it all */
+                    ctx->message[0] = '\0';
+                    st = IWPP_OK;
+                    fallback = 1;
+                    cap = 0;
+                }
+                if (st != IWPP_OK || fallback) break;
                 cap = rn;
             }
             const int64_t rw = rhi[0] - rlo[0], rh = rhi[1] - rlo[1], rd = rhi[2] - rlo[2];

@@ -425,6 +425,35 @@ static void test_progress_and_cancel(void **state)
     free(marker);
 }
 
+/* A mask that shares memory with the marker (a view one row further into the same pixels):
+ * the tiles write the marker while they read the mask, so the mask must be read as it was. */
+static void test_mask_overlaps_marker(void **state)
+{
+    (void)state;
+    const int64_t w = 64, h = 64;
+    uint8_t *a = malloc((size_t)(w * (h + 1))), *b = malloc((size_t)(w * (h + 1)));
+    trng r;
+    trng_seed(&r, 77);
+    for (int64_t i = 0; i < w * (h + 1); ++i) a[i] = b[i] = (uint8_t)trng_below(&r, 256);
+    iwpp_context *ref = NULL, *ctx = NULL;
+    assert_int_equal(iwpp_context_create(&ref, IWPP_BACKEND_CPU), IWPP_OK);
+    assert_int_equal(harness_make_context(&g_cfg[0], &ctx), IWPP_OK);
+    assert_int_equal(iwpp_context_set_memory_limit(ctx, 1024), IWPP_OK);
+    if (g_backend == IWPP_BACKEND_CPU) assert_int_equal(iwpp_context_set_workers(ctx, "cpu*4"), IWPP_OK);
+    iwpp_image mk = iwpp_image_2d(a, IWPP_U8, w, h), ms = iwpp_image_2d(a + w, IWPP_U8, w, h);
+    iwpp_image mk2 = iwpp_image_2d(b, IWPP_U8, w, h), ms2 = iwpp_image_2d(b + w, IWPP_U8, w, h);
+    assert_int_equal(iwpp_reconstruct(ref, &mk2, &ms2, 8, IWPP_BY_DILATION), IWPP_OK);
+    assert_int_equal(iwpp_reconstruct(ctx, &mk, &ms, 8, IWPP_BY_DILATION), IWPP_OK);
+    iwpp_stats st;
+    iwpp_context_stats(ctx, &st);
+    assert_true(st.tile_grid > 1);
+    assert_memory_equal(a, b, (size_t)(w * (h + 1)));
+    iwpp_context_destroy(ref);
+    iwpp_context_destroy(ctx);
+    free(a);
+    free(b);
+}
+
 /* Worker lists: what is refused, and what is accepted. */
 static void test_worker_lists(void **state)
 {
@@ -450,6 +479,7 @@ int main(void)
     if (rc) return rc;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worker_lists),
+        cmocka_unit_test(test_mask_overlaps_marker),
         cmocka_unit_test(test_progress_and_cancel),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_long_paths),
