@@ -127,11 +127,11 @@ typedef struct iwpp_worker_spec {
 #define IWPP_MAX_WORKER_SPECS 16
 #define IWPP_MAX_WORKERS 256
 
-/** Tile buffers a context keeps between tiled calls (native/tiles.c): two host scratch regions
+/** Tile buffers a context keeps between tiled calls (native/tiles.c): a host scratch region
  *  (page-locked where the backend offers it) and two device regions. */
 typedef struct iwpp_tile_res {
-    void *host[2];
-    int pinned[2];
+    void *host;
+    int pinned;
     size_t host_bytes;
     iwpp_buf dev[2];
     size_t dev_bytes;

@@ -295,7 +295,7 @@ typedef struct worker {
     sched *s;
     iwpp_context *ctx;
     iwpp_buf bj, bi;      /* device buffers of the largest region */
-    unsigned char *hj, *hi; /* host scratch of the largest region */
+    unsigned char *hj;      /* host scratch of the largest region (the marker's) */
     int copy_threads;        /* host threads for gather/scatter */
     int64_t tiles;
     int64_t up, down;
@@ -384,7 +384,6 @@ static void gather(worker *w, const int64_t lo[3], const int64_t hi[3], const in
     for (int64_t r = 0; r < rows; ++r) {
         const int64_t y = rlo[1] + r % rh, z = rlo[2] + r / rh;
         size_t off = (size_t)r * (size_t)rw * es;
-        memcpy(w->hi + off, pix(s, 1, rlo[0], y, z), (size_t)rw * es);
         if (interior_row(lo, hi, y, z))
             memcpy(w->hj + off + (size_t)(lo[0] - rlo[0]) * es, pix(s, 0, lo[0], y, z), (size_t)(hi[0] - lo[0]) * es);
     }
@@ -507,7 +506,12 @@ static iwpp_status run_region(worker *w, const int64_t rlo[3], const int64_t rhi
     w->bj.h = w->bi.h = rh;
     w->bj.d = w->bi.d = rd;
     iwpp_image hj = iwpp_image_3d(w->hj, s->J.type, rw, rh, rd);
-    iwpp_image hi = iwpp_image_3d(w->hi, s->J.type, rw, rh, rd);
+    /* the mask is read only: its region goes from the caller's array straight to the device
+       (the backend's staging overlaps its copies with the DMA), no scratch copy */
+    iwpp_image hi = *s->I;
+    hi.data = pix(s, 1, rlo[0], rlo[1], rlo[2]);
+    hi.width = rw, hi.height = rh, hi.depth = rd;
+    hi.stride_y = s->sy[1], hi.stride_z = s->sz[1];
     iwpp_status st;
     if ((st = ops->upload(c, &w->bj, &hj)) || (st = ops->upload(c, &w->bi, &hi)) ||
         (st = ops->pointwise(c, s->mode == IWPP_BY_DILATION ? IWPP_PW_MIN : IWPP_PW_MAX, &w->bj, &w->bj, &w->bi,
@@ -840,12 +844,11 @@ static void *worker_main(void *arg)
 static void res_free(iwpp_context *c)
 {
     iwpp_tile_res *r = &c->tile_res;
-    for (int i = 0; i < 2; ++i) {
-        scratch_free(c, r->host[i], r->pinned[i]);
-        r->host[i] = NULL;
-        r->pinned[i] = 0;
+    scratch_free(c, r->host, r->pinned);
+    r->host = NULL;
+    r->pinned = 0;
+    for (int i = 0; i < 2; ++i)
         if (r->dev[i].ptr) c->ops->buf_free(c, &r->dev[i]);
-    }
     r->host_bytes = r->dev_bytes = 0;
 }
 
@@ -857,13 +860,12 @@ static iwpp_status res_get(iwpp_context *c, size_t bytes, worker *w)
     iwpp_tile_res *r = &c->tile_res;
     if (r->host_bytes < bytes || r->host_bytes > 2 * bytes || r->dev_bytes < bytes || r->dev_bytes > 2 * bytes) {
         res_free(c);
-        for (int i = 0; i < 2; ++i) {
-            r->host[i] = scratch_alloc(c, bytes, &r->pinned[i]);
-            if (!r->host[i]) {
-                res_free(c);
-                return iwpp_set_error(c, IWPP_ENOMEM, "out of host memory for tile scratch (%.1f MiB)",
-                                      2.0 * (double)bytes / 1048576.0);
-            }
+        /* one host region (the marker's; the mask goes straight from the caller's array) */
+        r->host = scratch_alloc(c, bytes, &r->pinned);
+        if (!r->host) {
+            res_free(c);
+            return iwpp_set_error(c, IWPP_ENOMEM, "out of host memory for tile scratch (%.1f MiB)",
+                                  (double)bytes / 1048576.0);
         }
         r->host_bytes = bytes;
         for (int i = 0; i < 2; ++i) {
@@ -879,8 +881,7 @@ static iwpp_status res_get(iwpp_context *c, size_t bytes, worker *w)
         }
         r->dev_bytes = bytes;
     }
-    w->hj = r->host[0];
-    w->hi = r->host[1];
+    w->hj = r->host;
     w->bj = r->dev[0];
     w->bi = r->dev[1];
     return IWPP_OK;
@@ -919,6 +920,9 @@ static iwpp_status worker_contexts(iwpp_context *ctx, const iwpp_worker_spec *sp
     for (int i = 0; i < nsp; ++i) n += sp[i].count;
     if (n > IWPP_MAX_WORKERS)
         return iwpp_set_error(ctx, IWPP_EINVAL, "%d tile workers; at most %d", n, IWPP_MAX_WORKERS);
+    int ndev = 0;
+    for (int i = 0; i < nsp; ++i) ndev += sp[i].backend != IWPP_BACKEND_CPU ? sp[i].count : 0;
+    if (ndev < 1) ndev = 1;
     if (ctx->ntile_ctx != n) {
         iwpp_tiles_release(ctx);
         ctx->tile_ctx = calloc((size_t)n, sizeof *ctx->tile_ctx);
@@ -954,8 +958,9 @@ static iwpp_status worker_contexts(iwpp_context *ctx, const iwpp_worker_spec *sp
                 }
                 ctx->tile_ctx[k] = c;
             }
-            /* the caller's settings, one thread per CPU worker */
-            c->threads = 1;
+            /* the caller's settings; one thread per CPU worker, the cores shared among the
+               device workers (their host copies and the backend's staging use them) */
+            c->threads = sp[i].backend == IWPP_BACKEND_CPU ? 1 : (iwpp_cpu_threads(ctx) / ndev > 1 ? iwpp_cpu_threads(ctx) / ndev : 1);
             c->algorithm = ctx->algorithm;
             c->queue_variant = ctx->queue_variant;
             c->queue_capacity = ctx->queue_capacity;
