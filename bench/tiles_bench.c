@@ -21,6 +21,8 @@
 
 #ifdef IWPP_HAVE_CUDA
 #include <cuda_runtime_api.h>
+/* the staging copy of the library (native/hostcopy.c, internal), measured beside memcpy */
+void iwpp_stream_copy(void *dst, const void *src, size_t n);
 #endif
 
 static uint64_t parse_bytes(const char *s)
@@ -74,6 +76,58 @@ static void bandwidth(void)
         printf("bandwidth %-8s host->device %6.1f GB/s   device->host %6.1f GB/s   (1 GiB, best of 3)\n",
                kinds[k].name, bytes / best_up / 1e6, bytes / best_down / 1e6);
     }
+    /* What the staging copies can reach: host memcpy between ordinary and pinned memory with
+     * several threads (the whole-call path copies through pinned chunks on the host's cores). */
+    for (int nt = 1; nt <= 32; nt *= 2) {
+        double best_in = 1e30, best_out = 1e30;
+        for (int r = 0; r < 3; ++r) {
+            double t0 = synth_now_ms();
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+#endif
+            for (int t = 0; t < nt; ++t) {
+                size_t a = bytes / (size_t)nt * (size_t)t, b = t == nt - 1 ? bytes : bytes / (size_t)nt * (size_t)(t + 1);
+                memcpy((char *)pinned + a, (char *)pageable + a, b - a);
+            }
+            double t1 = synth_now_ms();
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+#endif
+            for (int t = 0; t < nt; ++t) {
+                size_t a = bytes / (size_t)nt * (size_t)t, b = t == nt - 1 ? bytes : bytes / (size_t)nt * (size_t)(t + 1);
+                memcpy((char *)pageable + a, (char *)pinned + a, b - a);
+            }
+            double t2 = synth_now_ms();
+            if (t1 - t0 < best_in) best_in = t1 - t0;
+            if (t2 - t1 < best_out) best_out = t2 - t1;
+        }
+        printf("host memcpy %2d threads: ordinary->pinned %6.1f GB/s   pinned->ordinary %6.1f GB/s\n", nt,
+               bytes / best_in / 1e6, bytes / best_out / 1e6);
+        best_in = best_out = 1e30;
+        for (int r = 0; r < 3; ++r) {
+            double t0 = synth_now_ms();
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+#endif
+            for (int t = 0; t < nt; ++t) {
+                size_t a = bytes / (size_t)nt * (size_t)t, b = t == nt - 1 ? bytes : bytes / (size_t)nt * (size_t)(t + 1);
+                iwpp_stream_copy((char *)pinned + a, (char *)pageable + a, b - a);
+            }
+            double t1 = synth_now_ms();
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+#endif
+            for (int t = 0; t < nt; ++t) {
+                size_t a = bytes / (size_t)nt * (size_t)t, b = t == nt - 1 ? bytes : bytes / (size_t)nt * (size_t)(t + 1);
+                iwpp_stream_copy((char *)pageable + a, (char *)pinned + a, b - a);
+            }
+            double t2 = synth_now_ms();
+            if (t1 - t0 < best_in) best_in = t1 - t0;
+            if (t2 - t1 < best_out) best_out = t2 - t1;
+        }
+        printf("host stream %2d threads: ordinary->pinned %6.1f GB/s   pinned->ordinary %6.1f GB/s\n", nt,
+               bytes / best_in / 1e6, bytes / best_out / 1e6);
+    }
     cudaFree(dev);
     cudaFreeHost(pinned);
     free(pageable);
@@ -84,13 +138,45 @@ typedef struct run_cfg {
     const char *label;
     uint64_t limit;
     const char *workers;
+    const char *stage; /* "threads,chunk,buffers,nt" of the CUDA staging, NULL: the defaults */
 } run_cfg;
+
+/* The CUDA backend reads its staging settings when a context opens: set them (or go back to
+ * the defaults) before creating one. */
+static void apply_stage(const char *spec)
+{
+    static const char *const names[4] = {"IWPP_CUDA_STAGE_THREADS", "IWPP_CUDA_STAGE_CHUNK", "IWPP_CUDA_STAGE_BUFS",
+                                         "IWPP_CUDA_STAGE_NT"};
+    static char initial[4][64];
+    static int saved[4], have_saved;
+    if (!have_saved) { /* NULL goes back to what the environment said when the bench started */
+        for (int i = 0; i < 4; ++i) {
+            const char *e = getenv(names[i]);
+            saved[i] = e != NULL;
+            snprintf(initial[i], sizeof initial[i], "%s", e ? e : "");
+        }
+        have_saved = 1;
+    }
+    char buf[64] = "";
+    if (spec) snprintf(buf, sizeof buf, "%s", spec);
+    char *save = NULL, *t = spec ? strtok_r(buf, ",", &save) : NULL;
+    for (int i = 0; i < 4; ++i) {
+        if (t && *t)
+            setenv(names[i], t, 1);
+        else if (saved[i])
+            setenv(names[i], initial[i], 1);
+        else
+            unsetenv(names[i]);
+        t = t ? strtok_r(NULL, ",", &save) : NULL;
+    }
+}
 
 /* Median-of-reps whole call; the result of the last run stays in @p work. */
 static int time_rec(iwpp_backend be, int device, const run_cfg *c, const uint8_t *marker, const uint8_t *mask,
                     uint8_t *work, int64_t w, int64_t h, int reps, double *ms, iwpp_stats *stats)
 {
     iwpp_context *ctx = NULL;
+    apply_stage(c->stage);
     if (iwpp_context_create(&ctx, be) != IWPP_OK || (device && iwpp_context_set_device(ctx, device)) ||
         iwpp_context_set_memory_limit(ctx, c->limit) ||
         (c->workers && iwpp_context_set_workers(ctx, c->workers))) {
@@ -129,7 +215,8 @@ static int time_rec(iwpp_backend be, int device, const run_cfg *c, const uint8_t
 int main(int argc, char **argv)
 {
     const char *backend = "cuda";
-    char sizes[256] = "8192", limits[256] = "", workers[512] = "";
+    char sizes[256] = "8192", limits[256] = "", workers[512] = "", stages[256] = "";
+    int bw = 1;
     int reps = 3, device = 0, do_edt = 0, edt_only = 0;
     uint64_t wlimit = 0; /* budget of the --workers runs */
     for (int i = 1; i < argc; ++i) {
@@ -141,13 +228,17 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--reps") && v) reps = atoi(v), ++i;
         else if (!strcmp(a, "--wlimit") && v) wlimit = parse_bytes(v), ++i;
         else if (!strcmp(a, "--device") && v) device = atoi(v), ++i;
+        else if (!strcmp(a, "--stage") && v) snprintf(stages, sizeof stages, "%s", v), ++i;
+        else if (!strcmp(a, "--no-bandwidth")) bw = 0;
         else if (!strcmp(a, "--edt")) do_edt = 1;
         else if (!strcmp(a, "--edt-only")) do_edt = edt_only = 1;
         else {
             fprintf(stderr,
                     "usage: tiles_bench [--backend cpu|cuda|opencl] [--sizes N,...] [--limits 16G,1G]\n"
                     "                   [--workers \"gpu*2;gpu,cpu*8\"] (lists separated by ';')\n"
-                    "                   [--edt-only] [--wlimit BYTES (budget of the --workers runs)] [--reps N] [--device D] [--edt]\n");
+                    "                   [--edt-only] [--wlimit BYTES (budget of the --workers runs)] [--reps N] [--device D] [--edt]\n"
+                    "                   [--stage \"threads,chunk,buffers,nt;...\"] (CUDA staging of extra in-memory runs; nt: 1 streaming stores, 0 memcpy)\n"
+                    "                   [--no-bandwidth]\n");
             return 1;
         }
     }
@@ -156,11 +247,12 @@ int main(int argc, char **argv)
     iwpp_backend be = !strcmp(backend, "cpu") ? IWPP_BACKEND_CPU
                       : !strcmp(backend, "opencl") ? IWPP_BACKEND_OPENCL
                                                    : IWPP_BACKEND_CUDA;
-    if (be == IWPP_BACKEND_CUDA) bandwidth();
+    if (be == IWPP_BACKEND_CUDA && bw) bandwidth();
 
-    char *sz[16], *lim[16], *wk[16];
-    int nsz = split(sizes, sz, 16), nlim = split(limits, lim, 16), nwk = 0;
+    char *sz[16], *lim[16], *wk[16], *stg[16];
+    int nsz = split(sizes, sz, 16), nlim = split(limits, lim, 16), nwk = 0, nst = 0;
     for (char *t = strtok(workers, ";"); t && nwk < 16; t = strtok(NULL, ";")) wk[nwk++] = t;
+    for (char *t = strtok(stages, ";"); t && nst < 16; t = strtok(NULL, ";")) stg[nst++] = t;
 
     for (int s = 0; s < nsz; ++s) {
         int64_t n = atoll(sz[s]);
@@ -182,16 +274,21 @@ int main(int argc, char **argv)
                "rounds", "GB_up", "GB_down", "variant / check");
         run_cfg cfgs[40];
         int nc = 0;
-        cfgs[nc++] = (run_cfg){"in memory (default budget)", 0, NULL};
+        cfgs[nc++] = (run_cfg){"in memory (default budget)", 0, NULL, NULL};
         static char labels[40][96];
+        for (int i = 0; i < nst && nc < 40; ++i) {
+            snprintf(labels[nc], sizeof labels[nc], "in memory, stage %s", stg[i]);
+            cfgs[nc] = (run_cfg){labels[nc], 0, NULL, stg[i]};
+            nc++;
+        }
         for (int i = 0; i < nlim && nc < 40; ++i) {
             snprintf(labels[nc], sizeof labels[nc], "budget %s", lim[i]);
-            cfgs[nc] = (run_cfg){labels[nc], parse_bytes(lim[i]), NULL};
+            cfgs[nc] = (run_cfg){labels[nc], parse_bytes(lim[i]), NULL, NULL};
             nc++;
         }
         for (int i = 0; i < nwk && nc < 40; ++i) {
             snprintf(labels[nc], sizeof labels[nc], "workers %s%s", wk[i], wlimit ? " +budget" : "");
-            cfgs[nc] = (run_cfg){labels[nc], wlimit, wk[i]};
+            cfgs[nc] = (run_cfg){labels[nc], wlimit, wk[i], NULL};
             nc++;
         }
         double base = 0;
@@ -229,11 +326,16 @@ int main(int argc, char **argv)
             uint8_t *bin = mask; /* reuse */
             float *dist = malloc((size_t)px * sizeof(float)), *dref = malloc((size_t)px * sizeof(float));
             if (dist && dref && synth_nuclei(bin, n, n, 1, 1) == 0) {
-                for (int c = -1; c < nlim; ++c) {
+                for (int c = -1; c < nlim + nst; ++c) {
                     iwpp_context *ctx = NULL;
+                    const char *stage = c >= nlim ? stg[c - nlim] : NULL;
+                    char label[96];
+                    snprintf(label, sizeof label, "%s%s", c < 0 ? "exact EDT, in memory" : stage ? "EDT in memory, stage " : lim[c],
+                             stage ? stage : "");
+                    apply_stage(stage);
                     iwpp_context_create(&ctx, be);
                     if (device) iwpp_context_set_device(ctx, device);
-                    if (c >= 0) iwpp_context_set_memory_limit(ctx, parse_bytes(lim[c]));
+                    if (c >= 0 && c < nlim) iwpp_context_set_memory_limit(ctx, parse_bytes(lim[c]));
                     double best = 1e30;
                     iwpp_stats st;
                     int okrun = 1;
@@ -257,7 +359,7 @@ int main(int argc, char **argv)
                     }
                     if (okrun)
                         printf("  %-28s %10.1f %10.1f %8s %7lld %7s %9.2f %9.2f  %s / %s\n",
-                               c < 0 ? "exact EDT, in memory" : lim[c], best, st.compute_ms, "",
+                               label, best, st.compute_ms, "",
                                (long long)st.tiles, "", st.bytes_to_device / 1e9, st.bytes_from_device / 1e9,
                                st.variant, check);
                     iwpp_context_destroy(ctx);

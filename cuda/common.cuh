@@ -14,10 +14,11 @@
 
 /* Pinned staging of large transfers (device.cu): buffers, defaults (env overrides there; the
  * defaults are the best of the measurements in cuda/README.md). */
-#define IWPP_CUDA_STAGE_BUFS 2
-#define IWPP_CUDA_STAGE_CHUNK_DEFAULT ((size_t)8 << 20)
+#define IWPP_CUDA_STAGE_BUFS 4 /* at most; stage_bufs of them are used */
+#define IWPP_CUDA_STAGE_BUFS_DEFAULT 3
+#define IWPP_CUDA_STAGE_CHUNK_DEFAULT ((size_t)16 << 20)
 #define IWPP_CUDA_STAGE_MIN_DEFAULT ((size_t)2 << 20)
-#define IWPP_CUDA_STAGE_THREADS_DEFAULT 8 /* at most the context's threads / the cores */
+#define IWPP_CUDA_STAGE_THREADS_DEFAULT 16 /* at most the context's threads / the cores */
 
 /* Per-context state (ctx->backend_state). One context is used by one host thread at a time;
  * every operation runs on the context's own stream. */
@@ -40,6 +41,8 @@ struct cuda_state {
     size_t stage_chunk;         /* bytes per buffer */
     size_t stage_min;           /* transfers below this go straight from/to the user's memory */
     int stage_threads;          /* host threads packing / unpacking a chunk */
+    int stage_bufs;             /* buffers in the ring (2..IWPP_CUDA_STAGE_BUFS) */
+    int stage_stream;           /* host copies with streaming stores (iwpp_stream_copy) */
     int stage_failed;           /* pinned allocation failed once: stay on the direct path */
 };
 

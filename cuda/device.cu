@@ -270,7 +270,7 @@ static inline char *unit_ptr(const host_layout &L, int64_t u)
 
 /* Copy device-order bytes [a, b) of the view to (to_pin) or from the staging memory pin, which
  * holds byte a at pin[0]. */
-static void copy_range(const host_layout &L, char *pin, size_t a, size_t b, int to_pin)
+static void copy_range(const host_layout &L, char *pin, size_t a, size_t b, int to_pin, int stream)
 {
     int64_t u = (int64_t)(a / L.unit);
     size_t in = a % L.unit, off = a;
@@ -278,10 +278,12 @@ static void copy_range(const host_layout &L, char *pin, size_t a, size_t b, int 
         size_t n = L.unit - in;
         if (n > b - off) n = b - off;
         char *hp = unit_ptr(L, u) + in;
-        if (to_pin)
-            memcpy(pin + (off - a), hp, n);
+        char *dst = to_pin ? pin + (off - a) : hp;
+        const char *src = to_pin ? hp : pin + (off - a);
+        if (stream)
+            iwpp_stream_copy(dst, src, n);
         else
-            memcpy(hp, pin + (off - a), n);
+            memcpy(dst, src, n);
         off += n;
         ++u;
         in = 0;
@@ -289,12 +291,12 @@ static void copy_range(const host_layout &L, char *pin, size_t a, size_t b, int 
 }
 
 /* copy_range over [a, b) split into nt parts of about equal size, one host thread each. */
-static void copy_range_par(const host_layout &L, char *pin, size_t a, size_t b, int to_pin, int nt)
+static void copy_range_par(const host_layout &L, char *pin, size_t a, size_t b, int to_pin, int nt, int stream)
 {
     const size_t len = b - a, min_part = (size_t)256 << 10;
     if (nt > 1 && len / (size_t)nt < min_part) nt = (int)(len / min_part);
     if (nt <= 1) {
-        copy_range(L, pin, a, b, to_pin);
+        copy_range(L, pin, a, b, to_pin, stream);
         return;
     }
 #ifdef _OPENMP
@@ -303,7 +305,7 @@ static void copy_range_par(const host_layout &L, char *pin, size_t a, size_t b, 
     for (int t = 0; t < nt; ++t) {
         const size_t s = a + (len * (size_t)t / (size_t)nt & ~(size_t)63);
         const size_t e = t == nt - 1 ? b : a + (len * (size_t)(t + 1) / (size_t)nt & ~(size_t)63);
-        copy_range(L, pin + (s - a), s, e, to_pin);
+        copy_range(L, pin + (s - a), s, e, to_pin, stream);
     }
 }
 
@@ -328,6 +330,8 @@ static void stage_config(cuda_state *st)
     st->stage_chunk = env_bytes("IWPP_CUDA_STAGE_CHUNK", IWPP_CUDA_STAGE_CHUNK_DEFAULT, 64, (size_t)1 << 30);
     st->stage_min = env_bytes("IWPP_CUDA_STAGE_MIN", IWPP_CUDA_STAGE_MIN_DEFAULT, 0, SIZE_MAX);
     st->stage_threads = (int)env_bytes("IWPP_CUDA_STAGE_THREADS", IWPP_CUDA_STAGE_THREADS_DEFAULT, 1, 64);
+    st->stage_stream = (int)env_bytes("IWPP_CUDA_STAGE_NT", 1, 0, 1);
+    st->stage_bufs = (int)env_bytes("IWPP_CUDA_STAGE_BUFS", IWPP_CUDA_STAGE_BUFS_DEFAULT, 2, IWPP_CUDA_STAGE_BUFS);
 }
 
 static void stage_release(cuda_state *st)
@@ -345,9 +349,9 @@ static void stage_release(cuda_state *st)
  * then takes the direct path, which needs none). */
 static int stage_ready(cuda_state *st)
 {
-    if (st->stage[IWPP_CUDA_STAGE_BUFS - 1]) return 1;
+    if (st->stage[st->stage_bufs - 1]) return 1;
     if (st->stage_failed) return 0;
-    for (int i = 0; i < IWPP_CUDA_STAGE_BUFS; ++i) {
+    for (int i = 0; i < st->stage_bufs; ++i) {
         void *p = NULL;
         cudaEvent_t ev = NULL;
         if (cudaHostAlloc(&p, st->stage_chunk, cudaHostAllocDefault) != cudaSuccess) p = NULL;
@@ -384,35 +388,37 @@ static iwpp_status transfer_staged(iwpp_context *ctx, char *dev, const host_layo
     cuda_state *st = cu_state(ctx);
     const size_t C = st->stage_chunk;
     const size_t nch = (total + C - 1) / C;
+    const size_t NB = (size_t)st->stage_bufs;
     int nt = st->stage_threads;
     const int procs = iwpp_cpu_threads(ctx); /* the context's thread count, else the cores */
     if (procs > 0 && procs < nt) nt = procs;
     char *const *buf = (char *const *)st->stage;
     if (to_device) {
         for (size_t k = 0; k < nch; ++k) {
-            const int i = (int)(k % IWPP_CUDA_STAGE_BUFS);
+            const int i = (int)(k % NB);
             const size_t a = k * C, b = a + C < total ? a + C : total;
-            if (k >= IWPP_CUDA_STAGE_BUFS) STAGE_TRY(ctx, cudaEventSynchronize(st->stage_ev[i]), what);
-            copy_range_par(L, buf[i], a, b, 1, nt);
+            if (k >= NB) STAGE_TRY(ctx, cudaEventSynchronize(st->stage_ev[i]), what);
+            copy_range_par(L, buf[i], a, b, 1, nt, st->stage_stream);
             STAGE_TRY(ctx, cudaMemcpyAsync(dev + a, buf[i], b - a, cudaMemcpyHostToDevice, st->stream), what);
             STAGE_TRY(ctx, cudaEventRecord(st->stage_ev[i], st->stream), what);
         }
     } else {
-        for (size_t k = 0; k <= nch; ++k) {
-            /* queue the copy of chunk k, then unpack chunk k - 1 while it runs (the buffer chunk k
-             * takes was unpacked in the previous iteration) */
+        /* queue the copy of chunk k, then unpack chunk k - (NB - 1) while the later ones run (the
+         * buffer chunk k takes was unpacked in an earlier iteration) */
+        const size_t lag = NB - 1;
+        for (size_t k = 0; k < nch + lag; ++k) {
             if (k < nch) {
-                const int i = (int)(k % IWPP_CUDA_STAGE_BUFS);
+                const int i = (int)(k % NB);
                 const size_t a = k * C, b = a + C < total ? a + C : total;
                 STAGE_TRY(ctx, cudaMemcpyAsync(buf[i], dev + a, b - a, cudaMemcpyDeviceToHost, st->stream), what);
                 STAGE_TRY(ctx, cudaEventRecord(st->stage_ev[i], st->stream), what);
             }
-            if (k >= 1) {
-                const size_t j = k - 1;
-                const int i = (int)(j % IWPP_CUDA_STAGE_BUFS);
+            if (k >= lag) {
+                const size_t j = k - lag;
+                const int i = (int)(j % NB);
                 const size_t a = j * C, b = a + C < total ? a + C : total;
                 STAGE_TRY(ctx, cudaEventSynchronize(st->stage_ev[i]), what);
-                copy_range_par(L, buf[i], a, b, 0, nt);
+                copy_range_par(L, buf[i], a, b, 0, nt, st->stage_stream);
             }
         }
     }

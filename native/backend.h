@@ -169,6 +169,10 @@ iwpp_status iwpp_set_error(iwpp_context *ctx, iwpp_status status, const char *fm
 /** Effective number of CPU threads for ctx (resolves 0 to the core count). */
 int iwpp_cpu_threads(const iwpp_context *ctx);
 
+/** memcpy for large staging copies (native/hostcopy.c): streaming stores where the CPU has
+ *  them, so the destination is not read first; visible to other threads and DMA on return. */
+void iwpp_stream_copy(void *dst, const void *src, size_t n);
+
 /** Monotonic clock in milliseconds. */
 double iwpp_now_ms(void);
 
