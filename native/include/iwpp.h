@@ -190,7 +190,10 @@ IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t b
  *   "all-gpus"     every CUDA device, or if there is none every OpenCL GPU
  *   "cpu"          CPU workers, one tile each, as many as the context's CPU threads
  * optionally followed by "*N" (N workers of that kind, e.g. "gpu*2" = two streams on one
- * GPU, "cpu*6"). NULL or "" = this context's backend alone (tiles only when the budget asks).
+ * GPU, "cpu*6"). NULL or "" = this context's backend alone, tiles only when the budget asks;
+ * such tiles then go to three streams on the context's GPU plus, with 8 or more CPU threads,
+ * a quarter of them (at most 4) as CPU workers for the host re-runs (on a CPU context: one
+ * worker per thread).
  * With a list set, every reconstruction runs through tiles handed to whichever worker is
  * free. Unknown items, devices that do not exist and more than 256 workers are IWPP_EINVAL.
  */
