@@ -91,10 +91,20 @@ iwpp_status cu_fail(iwpp_context *ctx, cudaError_t err, const char *what)
     return iwpp_set_error(ctx, IWPP_EDEVICE, "CUDA: %s failed on %s: %s", what, dev, cudaGetErrorString(err));
 }
 
+static uint64_t pool_idle(cuda_state *st);
+
 iwpp_status cu_malloc(iwpp_context *ctx, void **p, size_t bytes, const char *what)
 {
     *p = NULL;
     cudaError_t e = cudaMalloc(p, bytes ? bytes : 16);
+    cuda_state *ps = cu_state(ctx);
+    if (e == cudaErrorMemoryAllocation && pool_idle(ps) > 0) {
+        /* the context's buffer pool holds idle memory: give it back, then try again */
+        cudaGetLastError();
+        cudaStreamSynchronize(ps->stream);
+        cudaMemPoolTrimTo(ps->pool, 0);
+        e = cudaMalloc(p, bytes ? bytes : 16);
+    }
     if (e == cudaSuccess) return IWPP_OK;
     *p = NULL;
     cudaGetLastError();
@@ -110,6 +120,19 @@ iwpp_status cu_malloc(iwpp_context *ctx, void **p, size_t bytes, const char *wha
     return cu_fail(ctx, e, what);
 }
 
+/* Bytes the context's pool holds but no buffer uses (they are free for this context's calls). */
+static uint64_t pool_idle(cuda_state *st)
+{
+    if (!st || !st->pool) return 0;
+    uint64_t reserved = 0, used = 0;
+    if (cudaMemPoolGetAttribute(st->pool, cudaMemPoolAttrReservedMemCurrent, &reserved) != cudaSuccess ||
+        cudaMemPoolGetAttribute(st->pool, cudaMemPoolAttrUsedMemCurrent, &used) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return reserved > used ? (uint64_t)(reserved - used) : 0;
+}
+
 extern "C" uint64_t iwpp_cuda_mem_free(iwpp_context *ctx)
 {
     size_t fr = 0, tot = 0;
@@ -118,7 +141,45 @@ extern "C" uint64_t iwpp_cuda_mem_free(iwpp_context *ctx)
         ctx->message[0] = '\0';
         return 0;
     }
-    return (uint64_t)fr;
+    return (uint64_t)fr + pool_idle(cu_state(ctx));
+}
+
+static void pool_open(cuda_state *st)
+{
+    const char *e = getenv("IWPP_CUDA_POOL"); /* "0": plain cudaMalloc (measurements only) */
+    int supported = 0;
+    if ((e && !strcmp(e, "0")) ||
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, st->dev) != cudaSuccess || !supported) {
+        cudaGetLastError();
+        return;
+    }
+    cudaMemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = cudaMemAllocationTypePinned;
+    props.handleTypes = cudaMemHandleTypeNone;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = st->dev;
+    cudaMemPool_t pool = NULL;
+    if (cudaMemPoolCreate(&pool, &props) != cudaSuccess) {
+        cudaGetLastError();
+        return;
+    }
+    /* keep what was freed for the next call, up to a quarter of the device (the default gives
+       everything back at every sync); beyond that, freed memory goes back at the next sync so
+       other contexts and processes can have it */
+    size_t fr = 0, tot = 0;
+    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
+        cudaGetLastError();
+        cudaMemPoolDestroy(pool);
+        return;
+    }
+    uint64_t keep = (uint64_t)tot / 4;
+    if (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess) {
+        cudaGetLastError();
+        cudaMemPoolDestroy(pool);
+        return;
+    }
+    st->pool = pool;
 }
 
 iwpp_status cu_enter(iwpp_context *ctx)
@@ -193,6 +254,7 @@ extern "C" iwpp_status iwpp_cuda_open(iwpp_context *ctx)
     if (e == cudaSuccess) e = cudaEventCreate(&st->ev1);
     if (e == cudaSuccess) e = cudaMalloc((void **)&st->dctr, IWPP_CUDA_NCTR * sizeof(unsigned long long));
     if (e == cudaSuccess) e = cudaMallocHost((void **)&st->hctr, IWPP_CUDA_NCTR * sizeof(unsigned long long));
+    if (e == cudaSuccess) pool_open(st);
     if (e != cudaSuccess) {
         iwpp_status s = cu_fail(ctx, e, "opening the device");
         iwpp_cuda_close(ctx);
@@ -211,6 +273,7 @@ extern "C" void iwpp_cuda_close(iwpp_context *ctx)
     if (st->scratch) cudaFree(st->scratch);
     if (st->dctr) cudaFree(st->dctr);
     if (st->hctr) cudaFreeHost(st->hctr);
+    if (st->pool) cudaMemPoolDestroy(st->pool); /* after the stream's last free (synchronized above) */
     if (st->ev0) cudaEventDestroy(st->ev0);
     if (st->ev1) cudaEventDestroy(st->ev1);
     if (st->stream) cudaStreamDestroy(st->stream);
@@ -229,6 +292,25 @@ extern "C" iwpp_status iwpp_cuda_buf_alloc(iwpp_context *ctx, iwpp_buf *b)
     /* Pad to 16 bytes: 32-bit atomics on U8/U16 words and vector loads never leave the block. */
     size_t padded = (bytes + 15) & ~(size_t)15;
     b->priv = NULL;
+    cuda_state *st = cu_state(ctx);
+    if (st->pool) {
+        cudaError_t e = cudaMallocFromPoolAsync(&b->ptr, padded, st->pool, st->stream);
+        if (e == cudaErrorMemoryAllocation) {
+            /* the pool's idle blocks may be the wrong sizes: give them back, then try again */
+            cudaGetLastError();
+            cudaStreamSynchronize(st->stream);
+            cudaMemPoolTrimTo(st->pool, 0);
+            e = cudaMallocFromPoolAsync(&b->ptr, padded, st->pool, st->stream);
+        }
+        if (e == cudaSuccess) {
+            b->priv = st->pool; /* marks a pool buffer for buf_free */
+            return IWPP_OK;
+        }
+        b->ptr = NULL;
+        cudaGetLastError();
+        if (e != cudaErrorMemoryAllocation) return cu_fail(ctx, e, "allocating an image buffer");
+        /* out of memory: the plain allocator's message (sizes, free memory) */
+    }
     return cu_malloc(ctx, &b->ptr, padded, "an image buffer");
 }
 
@@ -237,9 +319,17 @@ extern "C" void iwpp_cuda_buf_free(iwpp_context *ctx, iwpp_buf *b)
     if (!b || !b->ptr) return;
     cuda_state *st = cu_state(ctx);
     if (st) cudaSetDevice(st->dev);
+    /* a pool buffer goes back to the pool in stream order (no device-wide sync) */
+    if (st && b->priv && b->priv == (void *)st->pool && cudaFreeAsync(b->ptr, st->stream) == cudaSuccess) {
+        b->ptr = NULL;
+        b->priv = NULL;
+        return;
+    }
+    cudaGetLastError();
     cudaFree(b->ptr);
     cudaGetLastError();
     b->ptr = NULL;
+    b->priv = NULL;
 }
 
 /* ---- transfers ----
