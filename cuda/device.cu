@@ -472,12 +472,57 @@ static iwpp_status stage_fail(iwpp_context *ctx, cudaError_t err, const char *wh
         if (e_ != cudaSuccess) return stage_fail((ctx), e_, (what)); \
     } while (0)
 
+/* Chunks of a staged transfer: C bytes each, except that a transfer of at least 4 C starts with
+ * C/8, C/4, C/2 and ends with C/2, C/4, C/8. Nothing overlaps the first host copy (upload) or
+ * the last one (download), so small chunks there shorten the pipeline's fill and drain. */
+struct chunk_plan {
+    size_t C, total, head, mid, m, n;
+};
+
+static chunk_plan chunk_plan_make(size_t total, size_t C)
+{
+    chunk_plan p;
+    p.C = C;
+    p.total = total;
+    if (total < 4 * C || C < 64) {
+        p.head = 0;
+        p.mid = total;
+        p.m = (total + C - 1) / C;
+        p.n = p.m;
+    } else {
+        p.head = C / 8 + C / 4 + C / 2;
+        p.mid = total - 2 * p.head;
+        p.m = (p.mid + C - 1) / C;
+        p.n = p.m + 6;
+    }
+    return p;
+}
+
+static void chunk_bounds(const chunk_plan &p, size_t k, size_t *a, size_t *b)
+{
+    const size_t ramp[3] = {p.C / 8, p.C / 4, p.C / 2};
+    if (p.head && k < 3) {
+        *a = 0;
+        for (size_t j = 0; j < k; ++j) *a += ramp[j];
+        *b = *a + ramp[k];
+    } else if (!p.head || k < 3 + p.m) {
+        const size_t j = p.head ? k - 3 : k;
+        *a = p.head + j * p.C;
+        *b = *a + p.C < p.head + p.mid ? *a + p.C : p.head + p.mid;
+    } else {
+        const size_t j = k - 3 - p.m;
+        *a = p.head + p.mid;
+        for (size_t i = 0; i < j; ++i) *a += ramp[2 - i];
+        *b = *a + ramp[2 - j];
+    }
+}
+
 static iwpp_status transfer_staged(iwpp_context *ctx, char *dev, const host_layout &L, size_t total, int to_device,
                                    const char *what)
 {
     cuda_state *st = cu_state(ctx);
-    const size_t C = st->stage_chunk;
-    const size_t nch = (total + C - 1) / C;
+    const chunk_plan plan = chunk_plan_make(total, st->stage_chunk);
+    const size_t nch = plan.n;
     const size_t NB = (size_t)st->stage_bufs;
     int nt = st->stage_threads;
     const int procs = iwpp_cpu_threads(ctx); /* the context's thread count, else the cores */
@@ -486,7 +531,8 @@ static iwpp_status transfer_staged(iwpp_context *ctx, char *dev, const host_layo
     if (to_device) {
         for (size_t k = 0; k < nch; ++k) {
             const int i = (int)(k % NB);
-            const size_t a = k * C, b = a + C < total ? a + C : total;
+            size_t a, b;
+            chunk_bounds(plan, k, &a, &b);
             if (k >= NB) STAGE_TRY(ctx, cudaEventSynchronize(st->stage_ev[i]), what);
             copy_range_par(L, buf[i], a, b, 1, nt, st->stage_stream);
             STAGE_TRY(ctx, cudaMemcpyAsync(dev + a, buf[i], b - a, cudaMemcpyHostToDevice, st->stream), what);
@@ -499,14 +545,16 @@ static iwpp_status transfer_staged(iwpp_context *ctx, char *dev, const host_layo
         for (size_t k = 0; k < nch + lag; ++k) {
             if (k < nch) {
                 const int i = (int)(k % NB);
-                const size_t a = k * C, b = a + C < total ? a + C : total;
+                size_t a, b;
+                chunk_bounds(plan, k, &a, &b);
                 STAGE_TRY(ctx, cudaMemcpyAsync(buf[i], dev + a, b - a, cudaMemcpyDeviceToHost, st->stream), what);
                 STAGE_TRY(ctx, cudaEventRecord(st->stage_ev[i], st->stream), what);
             }
             if (k >= lag) {
                 const size_t j = k - lag;
                 const int i = (int)(j % NB);
-                const size_t a = j * C, b = a + C < total ? a + C : total;
+                size_t a, b;
+                chunk_bounds(plan, j, &a, &b);
                 STAGE_TRY(ctx, cudaEventSynchronize(st->stage_ev[i]), what);
                 copy_range_par(L, buf[i], a, b, 0, nt, st->stage_stream);
             }
