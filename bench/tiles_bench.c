@@ -46,6 +46,18 @@ static int split(char *s, char **out, int max)
     return n;
 }
 
+/* The link's page-locked rates (bytes per ms), measured by bandwidth(): a whole call from
+ * ordinary memory cannot beat (bytes up / up rate) + (bytes down / down rate) + compute. */
+static double g_up_rate, g_down_rate;
+
+static void print_floor(const char *label, double whole_ms, double compute_ms, double up_bytes, double down_bytes)
+{
+    if (!(g_up_rate > 0 && g_down_rate > 0)) return;
+    const double floor_ms = up_bytes / g_up_rate + down_bytes / g_down_rate + compute_ms;
+    printf("  %-28s link floor %.1f ms (%.0f MB up, %.0f MB down at the pinned rates + compute): whole call %.2fx the floor\n",
+           label, floor_ms, up_bytes / 1e6, down_bytes / 1e6, whole_ms / floor_ms);
+}
+
 static void bandwidth(void)
 {
 #ifdef IWPP_HAVE_CUDA
@@ -75,6 +87,10 @@ static void bandwidth(void)
         }
         printf("bandwidth %-8s host->device %6.1f GB/s   device->host %6.1f GB/s   (1 GiB, best of 3)\n",
                kinds[k].name, bytes / best_up / 1e6, bytes / best_down / 1e6);
+        if (k == 1) {
+            g_up_rate = bytes / best_up;
+            g_down_rate = bytes / best_down;
+        }
     }
     /* What the staging copies can reach: host memcpy between ordinary and pinned memory with
      * several threads (the whole-call path copies through pinned chunks on the host's cores). */
@@ -312,6 +328,7 @@ int main(int argc, char **argv)
             printf("  %-28s %10.1f %10.1f %8.2f %7lld %7lld %9.2f %9.2f  %s / %s\n", cfgs[c].label, ms,
                    st.compute_ms, base > 0 ? ms / base : 0.0, (long long)st.tiles, (long long)st.tile_rounds,
                    st.bytes_to_device / 1e9, st.bytes_from_device / 1e9, st.variant, check);
+            if (st.tiles == 0 && !cfgs[c].workers) print_floor("", ms, st.compute_ms, 2.0 * (double)px, (double)px);
             if (st.tiles > 0)
                 printf("  %-28s re-run queue pops: %lld (%.2f%% of the pixels)\n", "", (long long)st.pixels_visited,
                        100.0 * (double)st.pixels_visited / (double)px);
@@ -362,6 +379,7 @@ int main(int argc, char **argv)
                                label, best, st.compute_ms, "",
                                (long long)st.tiles, "", st.bytes_to_device / 1e9, st.bytes_from_device / 1e9,
                                st.variant, check);
+                    if (okrun && st.tiles == 0) print_floor("", best, st.compute_ms, (double)px, 4.0 * (double)px);
                     iwpp_context_destroy(ctx);
                 }
             }
