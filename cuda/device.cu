@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void stage_config(cuda_state *st);
+static void stage_config(cuda_state *st, const iwpp_context *ctx);
 static void stage_release(cuda_state *st);
 
 static void put_reason(char *reason, size_t size, const char *fmt, const char *arg)
@@ -144,11 +144,10 @@ extern "C" uint64_t iwpp_cuda_mem_free(iwpp_context *ctx)
     return (uint64_t)fr + pool_idle(cu_state(ctx));
 }
 
-static void pool_open(cuda_state *st)
+static void pool_open(cuda_state *st, const iwpp_context *ctx)
 {
-    const char *e = getenv("IWPP_CUDA_POOL"); /* "0": plain cudaMalloc (measurements only) */
     int supported = 0;
-    if ((e && !strcmp(e, "0")) ||
+    if (!iwpp_tune_int(ctx, IWPP_TUNE_CUDA_POOL, 1, 0, 1) || /* 0: plain cudaMalloc (measurements) */
         cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, st->dev) != cudaSuccess || !supported) {
         cudaGetLastError();
         return;
@@ -238,7 +237,7 @@ extern "C" iwpp_status iwpp_cuda_open(iwpp_context *ctx)
     cuda_state *st = (cuda_state *)calloc(1, sizeof *st);
     if (!st) return iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory opening the CUDA backend");
     st->dev = ctx->device;
-    stage_config(st);
+    stage_config(st, ctx);
     snprintf(st->name, sizeof st->name, "CUDA device %d", st->dev);
     ctx->backend_state = st;
     cudaDeviceProp p;
@@ -254,7 +253,7 @@ extern "C" iwpp_status iwpp_cuda_open(iwpp_context *ctx)
     if (e == cudaSuccess) e = cudaEventCreate(&st->ev1);
     if (e == cudaSuccess) e = cudaMalloc((void **)&st->dctr, IWPP_CUDA_NCTR * sizeof(unsigned long long));
     if (e == cudaSuccess) e = cudaMallocHost((void **)&st->hctr, IWPP_CUDA_NCTR * sizeof(unsigned long long));
-    if (e == cudaSuccess) pool_open(st);
+    if (e == cudaSuccess) pool_open(st, ctx);
     if (e != cudaSuccess) {
         iwpp_status s = cu_fail(ctx, e, "opening the device");
         iwpp_cuda_close(ctx);
@@ -399,29 +398,21 @@ static void copy_range_par(const host_layout &L, char *pin, size_t a, size_t b, 
     }
 }
 
-static size_t env_bytes(const char *name, size_t dflt, size_t lo, size_t hi)
+/* The staging settings (tuning keys cuda.stage_*), read before each large transfer: a change of
+ * chunk size or ring length releases the ring (it is made again on first use). */
+static void stage_config(cuda_state *st, const iwpp_context *ctx)
 {
-    const char *e = getenv(name);
-    if (!e || !*e) return dflt;
-    if (!strcmp(e, "off")) return hi;
-    char *end = NULL;
-    double v = strtod(e, &end);
-    if (end == e || !(v >= 0)) return dflt;
-    if (*end == 'k' || *end == 'K') v *= 1024.0;
-    if (*end == 'm' || *end == 'M') v *= 1048576.0;
-    if (*end == 'g' || *end == 'G') v *= 1073741824.0;
-    if (v < (double)lo) return lo;
-    if (v >= (double)hi) return hi;
-    return (size_t)v;
-}
-
-static void stage_config(cuda_state *st)
-{
-    st->stage_chunk = env_bytes("IWPP_CUDA_STAGE_CHUNK", IWPP_CUDA_STAGE_CHUNK_DEFAULT, 64, (size_t)1 << 30);
-    st->stage_min = env_bytes("IWPP_CUDA_STAGE_MIN", IWPP_CUDA_STAGE_MIN_DEFAULT, 0, SIZE_MAX);
-    st->stage_threads = (int)env_bytes("IWPP_CUDA_STAGE_THREADS", IWPP_CUDA_STAGE_THREADS_DEFAULT, 1, 64);
-    st->stage_stream = (int)env_bytes("IWPP_CUDA_STAGE_NT", 1, 0, 1);
-    st->stage_bufs = (int)env_bytes("IWPP_CUDA_STAGE_BUFS", IWPP_CUDA_STAGE_BUFS_DEFAULT, 2, IWPP_CUDA_STAGE_BUFS);
+    const size_t chunk = iwpp_tune_bytes(ctx, IWPP_TUNE_CUDA_STAGE_CHUNK, IWPP_CUDA_STAGE_CHUNK_DEFAULT, 64, (size_t)1 << 30);
+    const int bufs = (int)iwpp_tune_int(ctx, IWPP_TUNE_CUDA_STAGE_BUFS, IWPP_CUDA_STAGE_BUFS_DEFAULT, 2, IWPP_CUDA_STAGE_BUFS);
+    if ((chunk != st->stage_chunk || bufs != st->stage_bufs) && st->stage[0]) {
+        if (st->stream) cudaStreamSynchronize(st->stream);
+        stage_release(st);
+    }
+    st->stage_chunk = chunk;
+    st->stage_bufs = bufs;
+    st->stage_min = iwpp_tune_bytes(ctx, IWPP_TUNE_CUDA_STAGE_MIN, IWPP_CUDA_STAGE_MIN_DEFAULT, 0, SIZE_MAX);
+    st->stage_threads = (int)iwpp_tune_int(ctx, IWPP_TUNE_CUDA_STAGE_THREADS, IWPP_CUDA_STAGE_THREADS_DEFAULT, 1, 64);
+    st->stage_stream = (int)iwpp_tune_int(ctx, IWPP_TUNE_CUDA_STAGE_NT, 1, 0, 1);
 }
 
 static void stage_release(cuda_state *st)
@@ -584,6 +575,7 @@ static iwpp_status transfer(iwpp_context *ctx, void *dev, const iwpp_image *im, 
     cudaPointerAttributes attr;
     bool pinned = cudaPointerGetAttributes(&attr, hbase) == cudaSuccess && attr.type == cudaMemoryTypeHost;
     cudaGetLastError();
+    if (!pinned) stage_config(st, ctx);
     if (!pinned && total >= st->stage_min && total > 0 && stage_ready(st)) {
         host_layout L;
         L.base = hbase;

@@ -347,21 +347,16 @@ static iwpp_status queue_phase(iwpp_context *ctx, T *J, const T *I, const geom &
     return IWPP_OK;
 }
 
-/* Raster iterations: RASTER_ITERATIONS, or IWPP_CUDA_RASTER_ITERATIONS (0..64) for tuning. */
-static int raster_iterations(void)
+/* Raster iterations: RASTER_ITERATIONS, or the tuning key cuda.raster_iterations (0..64). */
+static int raster_iterations(const iwpp_context *ctx)
 {
-    const char *e = getenv("IWPP_CUDA_RASTER_ITERATIONS");
-    if (e && *e) {
-        int v = atoi(e);
-        if (v >= 0 && v <= 64) return v;
-    }
-    return RASTER_ITERATIONS;
+    return (int)iwpp_tune_int(ctx, IWPP_TUNE_CUDA_RASTER_ITERATIONS, RASTER_ITERATIONS, 0, 64);
 }
 
 template <typename T, bool ERO, typename IdxT>
 static iwpp_status fh_gpu(iwpp_context *ctx, T *J, const T *I, const geom &g)
 {
-    iwpp_status e = raster_scans<T, ERO>(ctx, J, I, g, raster_iterations());
+    iwpp_status e = raster_scans<T, ERO>(ctx, J, I, g, raster_iterations(ctx));
     if (e != IWPP_OK) return e;
     switch (ctx->queue_variant) {
     case IWPP_QUEUE_ATOMIC: return queue_phase<T, ERO, IdxT, IWPP_QUEUE_ATOMIC>(ctx, J, I, g);

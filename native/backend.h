@@ -137,6 +137,29 @@ typedef struct iwpp_tile_res {
     size_t dev_bytes;
 } iwpp_tile_res;
 
+/** Tuning settings (native/tuning.c): the keys of iwpp_context_set_tuning, in table order. */
+typedef enum iwpp_tune_key {
+    IWPP_TUNE_CUDA_STAGE_MIN,
+    IWPP_TUNE_CUDA_STAGE_CHUNK,
+    IWPP_TUNE_CUDA_STAGE_THREADS,
+    IWPP_TUNE_CUDA_STAGE_BUFS,
+    IWPP_TUNE_CUDA_STAGE_NT,
+    IWPP_TUNE_CUDA_POOL,
+    IWPP_TUNE_CUDA_RASTER_ITERATIONS,
+    IWPP_TUNE_CUDA_EDT_WIDE,
+    IWPP_TUNE_CUDA_EDT_COL_TILE,
+    IWPP_TUNE_CUDA_EDT_ROW_THREADS,
+    IWPP_TUNE_CUDA_EDT_ROWS,
+    IWPP_TUNE_OCL_REC_SCANS,
+    IWPP_TUNE_OCL_EDT_FRESH,
+    IWPP_TUNE_OCL_EDT_LOCAL_MEM,
+    IWPP_TUNE_OCL_EDT_ROWS,
+    IWPP_TUNE_OCL_EDT_COLS,
+    IWPP_TUNE_OCL_EDT_ROW_THREADS,
+    IWPP_TUNE_OCL_EDT_WIDE_THREADS,
+    IWPP_TUNE_COUNT
+} iwpp_tune_key;
+
 struct iwpp_context {
     iwpp_backend requested;         /* what the caller asked for */
     const iwpp_backend_ops *ops;    /* the backend in use (never NULL after create) */
@@ -155,6 +178,7 @@ struct iwpp_context {
     iwpp_tile_res tile_res;         /* this context's own tile buffers (as a worker) */
     iwpp_progress_fn progress;      /* NULL = none */
     void *progress_user;
+    char tune[IWPP_TUNE_COUNT][32]; /* tuning settings ("" = default), see native/tuning.c */
     iwpp_stats stats;               /* filled by the last successful op (backends add their parts) */
     char message[1024];
 };
@@ -168,6 +192,17 @@ iwpp_status iwpp_set_error(iwpp_context *ctx, iwpp_status status, const char *fm
 
 /** Effective number of CPU threads for ctx (resolves 0 to the core count). */
 int iwpp_cpu_threads(const iwpp_context *ctx);
+
+/* Tuning settings (native/tuning.c). iwpp_tune: the value, NULL for the default. The parsers
+ * return @p dflt for a missing or unreadable value and clamp to [lo, hi]; bytes take a K/M/G
+ * suffix and "off" (= hi). */
+void iwpp_tune_from_env(iwpp_context *ctx);
+int iwpp_tune_lookup(const char *key);
+int iwpp_tune_reopens(int key);
+iwpp_status iwpp_tune_set(iwpp_context *ctx, const char *key, const char *value);
+const char *iwpp_tune(const iwpp_context *ctx, iwpp_tune_key k);
+long long iwpp_tune_int(const iwpp_context *ctx, iwpp_tune_key k, long long dflt, long long lo, long long hi);
+size_t iwpp_tune_bytes(const iwpp_context *ctx, iwpp_tune_key k, size_t dflt, size_t lo, size_t hi);
 
 /** memcpy for large staging copies (native/hostcopy.c): streaming stores where the CPU has
  *  them, so the destination is not read first; visible to other threads and DMA on return. */

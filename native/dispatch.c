@@ -160,6 +160,7 @@ iwpp_status iwpp_context_create(iwpp_context **out, iwpp_backend backend)
     ctx->queue_capacity = 0;
     ctx->algorithm = IWPP_ALGO_AUTO;
     ctx->queue_variant = IWPP_QUEUE_MULTILEVEL;
+    iwpp_tune_from_env(ctx);
     *out = ctx;
     if (backend < IWPP_BACKEND_AUTO || backend > IWPP_BACKEND_OPENCL) {
         ctx->requested = IWPP_BACKEND_CPU;
@@ -206,6 +207,17 @@ iwpp_status iwpp_context_set_device(iwpp_context *ctx, int device)
         memcpy(ctx->message, keep, sizeof keep);
     }
     return st;
+}
+
+iwpp_status iwpp_context_set_tuning(iwpp_context *ctx, const char *key, const char *value)
+{
+    if (!ctx) return IWPP_EINVAL;
+    iwpp_status st = iwpp_tune_set(ctx, key, value);
+    if (st != IWPP_OK) return st;
+    /* settings read when the backend opens: open it again (same backend, same device) */
+    if (iwpp_tune_reopens(iwpp_tune_lookup(key)) && !strncmp(key, "cuda.", 5) && ctx->ops->kind == IWPP_BACKEND_CUDA)
+        return select_backend(ctx);
+    return IWPP_OK;
 }
 
 iwpp_status iwpp_context_set_tile_size(iwpp_context *ctx, int64_t tile)

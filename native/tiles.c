@@ -1025,6 +1025,7 @@ static iwpp_status worker_contexts(iwpp_context *ctx, const iwpp_worker_spec *sp
             /* the caller's settings; one thread per CPU worker, the cores shared among the
                device workers (their host copies and the backend's staging use them) */
             c->threads = sp[i].backend == IWPP_BACKEND_CPU ? 1 : (iwpp_cpu_threads(ctx) / ndev > 1 ? iwpp_cpu_threads(ctx) / ndev : 1);
+            memcpy(c->tune, ctx->tune, sizeof c->tune); /* (cuda.pool stays as the environment set it) */
             c->algorithm = ctx->algorithm;
             c->queue_variant = ctx->queue_variant;
             c->queue_capacity = ctx->queue_capacity;

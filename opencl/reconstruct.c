@@ -392,12 +392,9 @@ iwpp_status iwpp_ocl_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp
 
     /* raster then anti-raster scans, one pass per axis, each a parallel scan
      * (segment functions, carries along the segments, apply; reconstruct.cl); SCAN_ITERATIONS_*
-     * forward + backward iterations (IWPP_OCL_REC_SCANS=0..64 for tuning) */
+     * forward + backward iterations (tuning key ocl.rec_scans, 0..64) */
     int scan_its = noffs == 2 * naxes ? SCAN_ITERATIONS_FACE : SCAN_ITERATIONS_FULLNB;
-    {
-        const char *ev = getenv("IWPP_OCL_REC_SCANS");
-        if (ev && *ev && atoi(ev) >= 0 && atoi(ev) <= 64) scan_its = atoi(ev);
-    }
+    scan_its = (int)iwpp_tune_int(ctx, IWPP_TUNE_OCL_REC_SCANS, scan_its, 0, 64);
     for (int it = 0; it < scan_its && err == CL_SUCCESS; ++it) {
         for (int di = 0; di < 2 && err == CL_SUCCESS; ++di)
             for (int a = 0; a < naxes && err == CL_SUCCESS; ++a) {

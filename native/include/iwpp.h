@@ -183,6 +183,23 @@ IWPP_API iwpp_status iwpp_context_set_queue_variant(iwpp_context *ctx, iwpp_queu
 IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t bytes);
 
 /**
+ * Tuning settings of the backends, for measurements and for devices that need another choice;
+ * the defaults are the measured best (each backend's README gives the figures). @p value NULL
+ * or "" returns a key to its default. Keys:
+ *   cuda.stage_min, cuda.stage_chunk (bytes, K/M/G suffix; "off"), cuda.stage_threads,
+ *   cuda.stage_bufs (2-4), cuda.stage_nt (0: memcpy instead of streaming stores),
+ *   cuda.pool (0: cudaMalloc per buffer; takes effect when the device is opened again, which
+ *   this call does), cuda.raster_iterations, cuda.edt_wide, cuda.edt_col_tile,
+ *   cuda.edt_row_threads, cuda.edt_rows, ocl.rec_scans, ocl.edt_fresh, ocl.edt_local_mem,
+ *   ocl.edt_rows, ocl.edt_cols, ocl.edt_row_threads, ocl.edt_wide_threads.
+ * A new context takes each key from the environment variable IWPP_<KEY> (upper case, '.' as
+ * '_': cuda.stage_chunk <- IWPP_CUDA_STAGE_CHUNK); the library reads the environment nowhere
+ * else. Tile workers take their caller's settings. Unknown keys and values longer than 31
+ * characters are IWPP_EINVAL; unreadable values mean the default.
+ */
+IWPP_API iwpp_status iwpp_context_set_tuning(iwpp_context *ctx, const char *key, const char *value);
+
+/**
  * Workers that share the tiles of one reconstruction (paper 000's demand-driven scheduler).
  * @p spec is a comma-separated list; each item is one of
  *   "gpu"          this context's own device (on a CPU context: one CPU worker)
