@@ -321,7 +321,8 @@ final class IwppRun {
 
     /** "<input title without extension>-<suffix>", made unique among the open images as ImageJ does. */
     static String resultTitle(ImagePlus from, String suffix) {
-        return WindowManager.getUniqueName(baseTitle(from.getTitle()) + "-" + suffix);
+        String t = baseTitle(from.getTitle()) + "-" + suffix;
+        return WindowManager.getImage(t) == null ? t : WindowManager.getUniqueName(t);
     }
 
     /**
