@@ -155,14 +155,15 @@ final class Options {
                     return (String) f[3];
                 }
             }
-            boolean smart = (Boolean) f[4];
-            if (smart)
-                gd.setSmartRecording(true);
-            try {
+            if (!(Boolean) f[4])
                 return gd.getNextChoice();
+            /* GenericDialog skips a choice left at its default only in getNextChoiceIndex */
+            gd.setSmartRecording(true);
+            try {
+                int i = gd.getNextChoiceIndex();
+                return i >= 0 && i < items.length ? items[i] : (String) f[3];
             } finally {
-                if (smart)
-                    gd.setSmartRecording(false);
+                gd.setSmartRecording(false);
             }
         }
         String v = value(f, (String) f[3]);
