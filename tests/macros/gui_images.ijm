@@ -47,4 +47,16 @@ checkEq(b[255], 255, "channel 2 LUT kept (blue)");
 getMinAndMax(lo, hi);
 checkEq(lo, 0, "channel 2 display range kept (min)");
 checkEq(hi, 500, "channel 2 display range kept (max)");
+// +-inf are values like any other: kill borders gives 0 where a pixel equals its
+// reconstruction, +inf included (no NaN), and keeps an object off the border
+newImage("inf", "32-bit black", 8, 6, 1);
+setPixel(0, 0, 1/0); setPixel(1, 0, 1/0); setPixel(4, 3, 1/0); setPixel(0, 5, -1/0);
+run("Kill Borders (IWPP)", "connectivity=4");
+checkEq(getPixel(0, 0), 0, "kill borders: +inf on the border is removed");
+checkEq(getPixel(0, 5), 0, "kill borders: -inf on the border is 0, not NaN");
+checkEq(getPixel(4, 3), 1/0, "kill borders: +inf inside is kept");
+// an EDT of an image without a zero pixel: all +inf, and the Log says so
+newImage("no background", "8-bit white", 8, 6, 1);
+run("Distance Transform (IWPP)", "method=exact");
+checkEq(getPixel(3, 3), 1/0, "edt without background: +inf");
 if (failures == 0) print("IWPP-IMAGES: PASS");
