@@ -252,6 +252,44 @@ iwpp_status iwpp_context_set_progress(iwpp_context *ctx, iwpp_progress_fn fn, vo
     return IWPP_OK;
 }
 
+static int progress_span_cb(void *user, double fraction)
+{
+    const iwpp_progress_span *s = user;
+    double f = fraction < 0.0 ? 0.0 : fraction > 1.0 ? 1.0 : fraction;
+    return s->fn(s->user, s->lo + f * (s->hi - s->lo));
+}
+
+void iwpp_progress_push(iwpp_context *ctx, iwpp_progress_span *span, double lo, double hi)
+{
+    span->fn = ctx->progress;
+    span->user = ctx->progress_user;
+    span->lo = lo;
+    span->hi = hi;
+    if (ctx->progress) { /* no listener: nothing to map */
+        ctx->progress = progress_span_cb;
+        ctx->progress_user = span;
+    }
+}
+
+void iwpp_progress_pop(iwpp_context *ctx, const iwpp_progress_span *span)
+{
+    ctx->progress = span->fn;
+    ctx->progress_user = span->user;
+}
+
+iwpp_status iwpp_progress_report(iwpp_context *ctx, double fraction)
+{
+    if (!ctx->progress) return IWPP_OK;
+    if (ctx->progress(ctx->progress_user, fraction))
+        return iwpp_set_error(ctx, IWPP_ECANCELED, "cancelled by the progress listener");
+    return IWPP_OK;
+}
+
+void iwpp_progress_done(iwpp_context *ctx)
+{
+    if (ctx->progress) ctx->progress(ctx->progress_user, 1.0); /* the call is complete: no cancel now */
+}
+
 iwpp_status iwpp_context_set_queue_capacity(iwpp_context *ctx, int64_t capacity)
 {
     if (!ctx) return IWPP_EINVAL;
@@ -525,8 +563,12 @@ iwpp_status iwpp_reconstruct(iwpp_context *ctx, iwpp_image *marker_inout, const 
         if (st == IWPP_OK) iwpp_end(ctx, t0);
         return st;
     }
+    /* Natural points of an in-memory call: its start, and before the result is written back
+       (a cancel there leaves a device call's marker untouched). */
+    if ((st = iwpp_progress_report(ctx, 0.0))) return st;
     if (ops->reconstruct_views) {
         st = ops->reconstruct_views(ctx, marker_inout, mask, connectivity, mode);
+        if (st == IWPP_OK) iwpp_progress_done(ctx);
         if (st == IWPP_OK) iwpp_end(ctx, t0);
         if (st != IWPP_EUNSUPPORTED || ctx->message[0]) return st;
         memset(&ctx->stats, 0, sizeof ctx->stats);
@@ -536,8 +578,10 @@ iwpp_status iwpp_reconstruct(iwpp_context *ctx, iwpp_image *marker_inout, const 
     if (!(st = iwpp_bufset_input(&s, mask, &ms)) && !(st = iwpp_bufset_alloc(&s, mask->type, mask, &mk)) &&
         !(st = ops->upload(ctx, mk, marker_inout)) &&
         !(st = ops->pointwise(ctx, mode == IWPP_BY_DILATION ? IWPP_PW_MIN : IWPP_PW_MAX, mk, mk, ms, 0)) &&
-        !(st = ops->reconstruct(ctx, mk, ms, connectivity, mode)))
+        !(st = iwpp_progress_report(ctx, 0.1)) && !(st = ops->reconstruct(ctx, mk, ms, connectivity, mode)) &&
+        !(st = iwpp_progress_report(ctx, 0.9)))
         st = ops->download(ctx, mk, marker_inout);
+    if (st == IWPP_OK) iwpp_progress_done(ctx);
     iwpp_bufset_free(&s);
     /* The device ran out with the default budget: the marker is untouched, go by tiles. */
     if (st == IWPP_ENOMEM && ctx->memory_limit == 0 && ops->kind != IWPP_BACKEND_CPU) {
@@ -669,6 +713,7 @@ iwpp_status iwpp_distance_transform(iwpp_context *ctx, const iwpp_image *binary,
         if (st == IWPP_OK) iwpp_end(ctx, t0);
         return st;
     }
+    if ((st = iwpp_progress_report(ctx, 0.0))) return st;
     iwpp_bufset s = {.ctx = ctx};
     iwpp_buf *in = NULL, *dist = NULL, *near = NULL;
     const iwpp_backend_ops *ops = ctx->ops;
@@ -676,8 +721,10 @@ iwpp_status iwpp_distance_transform(iwpp_context *ctx, const iwpp_image *binary,
     if (!(st = iwpp_bufset_input(&s, binary, &in)) &&
         !(st = edt_output(&s, IWPP_F32, dist_out, binary, nearest_out, &dist)) &&
         !(st = nearest_out ? edt_output(&s, IWPP_I64, nearest_out, binary, dist_out, &near) : IWPP_OK) &&
-        !(st = ops->edt(ctx, in, method, sp, dist, near)) && !(st = ops->download(ctx, dist, dist_out)))
+        !(st = iwpp_progress_report(ctx, 0.1)) && !(st = ops->edt(ctx, in, method, sp, dist, near)) &&
+        !(st = ops->download(ctx, dist, dist_out)))
         st = near ? ops->download(ctx, near, nearest_out) : IWPP_OK;
+    if (st == IWPP_OK) iwpp_progress_done(ctx);
     iwpp_bufset_free(&s);
     /* the device ran out with the default budget (the outputs are untouched): by tiles */
     if (st == IWPP_ENOMEM && ctx->memory_limit == 0 && ops->kind != IWPP_BACKEND_CPU) {

@@ -25,6 +25,24 @@ iwpp_status iwpp_begin(iwpp_context *ctx);
 /** Record total time and backend after a successful call. */
 void iwpp_end(iwpp_context *ctx, double t0);
 
+/** Progress at an operation's natural points (between its steps, on the calling thread):
+ *  reports @p fraction of the current range to the context's listener; returns IWPP_ECANCELED
+ *  (with a message) when the listener asks to stop, else IWPP_OK (also with no listener). */
+iwpp_status iwpp_progress_report(iwpp_context *ctx, double fraction);
+/** Reports 1 (done) to the listener, if any; a call that has finished is not cancelled. */
+void iwpp_progress_done(iwpp_context *ctx);
+
+/** A sub-range [lo, hi] of the fraction reported by the listener: while it is pushed, every
+ *  report (iwpp_progress_report and the tile scheduler's) in [0, 1] lands in [lo, hi] of the
+ *  enclosing range. Push and pop in pairs, on the stack of one call. */
+typedef struct iwpp_progress_span {
+    iwpp_progress_fn fn;
+    void *user;
+    double lo, hi;
+} iwpp_progress_span;
+void iwpp_progress_push(iwpp_context *ctx, iwpp_progress_span *span, double lo, double hi);
+void iwpp_progress_pop(iwpp_context *ctx, const iwpp_progress_span *span);
+
 /** A set of backend buffers freed together (at most 6). */
 typedef struct iwpp_bufset {
     iwpp_context *ctx;

@@ -37,6 +37,8 @@
     X(clEnqueueCopyBuffer)                                                                         \
     X(clEnqueueFillBuffer)                                                                         \
     X(clCreateProgramWithSource)                                                                   \
+    X(clCreateProgramWithBinary)                                                                   \
+    X(clGetProgramInfo)                                                                            \
     X(clBuildProgram)                                                                              \
     X(clGetProgramBuildInfo)                                                                       \
     X(clReleaseProgram)                                                                            \

@@ -70,36 +70,36 @@ changeValues(0, 79, 0);
 changeValues(80, 255, 255);
 save("mask");
 
-run("Fill Holes (IWPP)", "connectivity=4");
+run("Fill Holes (IWPP)", "connectivity=4 verbose");
 save("mask-filled");
-run("Kill Borders (IWPP)", "connectivity=8");
+run("Kill Borders (IWPP)", "connectivity=8 verbose");
 save("mask-filled-killBorders");
 
 // ---- 3. distance transform and one seed per nucleus ----------------------------
 selectImage("mask-filled");
-run("Distance Transform (IWPP)", "method=exact nearest");
+run("Distance Transform (IWPP)", "method=exact nearest verbose");
 save("mask-filled-edt");            // in um (0.325 um pixels)
 selectImage("mask-filled-nearest");
 save("mask-filled-nearest");
 selectImage("mask-filled-edt");
-run("H-Maxima (IWPP)", "h=0.65 connectivity=8");   // ignore ridges lower than 2 pixels
+run("H-Maxima (IWPP)", "h=0.65 connectivity=8 verbose");   // ignore ridges lower than 2 pixels
 save("mask-filled-edt-hmax");
-run("Regional Maxima (IWPP)", "connectivity=8");
+run("Regional Maxima (IWPP)", "connectivity=8 verbose");
 save("seeds");
 
 // ---- 4. reconstruction: the nuclei that hold a seed, and grey-level ops ----------
-run("Morphological Reconstruction (IWPP)", "marker=seeds mask=mask-filled connectivity=8 operation=dilation");
+run("Morphological Reconstruction (IWPP)", "marker=seeds mask=mask-filled connectivity=8 operation=dilation verbose");
 save("seeds-rec");
 selectImage("nuclei");
-run("Opening by Reconstruction (IWPP)", "radius=3 connectivity=8");   // debris gone, nuclei keep their shape
+run("Opening by Reconstruction (IWPP)", "radius=3 connectivity=8 verbose");   // debris gone, nuclei keep their shape
 save("nuclei-opening");
 selectImage("nuclei");
-run("Closing by Reconstruction (IWPP)", "radius=2 connectivity=8");
+run("Closing by Reconstruction (IWPP)", "radius=2 connectivity=8 verbose");
 save("nuclei-closing");
 selectImage("nuclei");
-run("H-Minima (IWPP)", "h=20 connectivity=8");
+run("H-Minima (IWPP)", "h=20 connectivity=8 verbose");
 save("nuclei-hmin");
-run("Regional Minima (IWPP)", "connectivity=8");
+run("Regional Minima (IWPP)", "connectivity=8 verbose");
 save("nuclei-hmin-rmin");
 
 // ---- 5. a 3D stack: hollow spheres filled in 3D ------------------------------------
@@ -121,9 +121,9 @@ for (z = 1; z <= 40; z++) {
 	}
 }
 save("spheres");
-run("Fill Holes (IWPP)", "connectivity=6 stack=3d");
+run("Fill Holes (IWPP)", "connectivity=6 stack=3d verbose");
 save("spheres-filled");
-run("Distance Transform (IWPP)", "method=exact stack=3d");
+run("Distance Transform (IWPP)", "method=exact stack=3d verbose");
 save("spheres-filled-edt");
 
 // ---- 6. the timing bar: a big reconstruction started from a macro -----------------
@@ -136,7 +136,7 @@ if (big > 0) {
 	newImage("big-marker", "8-bit black", big, big, 1);
 	for (i = 0; i < 64; i++) setPixel(random() * big, random() * big, 255);
 	for (rep = 0; rep < 2; rep++) {      // the first run also loads and warms up
-		run("Morphological Reconstruction (IWPP)", "marker=big-marker mask=big-mask connectivity=8 operation=dilation");
+		run("Morphological Reconstruction (IWPP)", "marker=big-marker mask=big-mask connectivity=8 operation=dilation verbose");
 		close();
 	}
 }

@@ -9,6 +9,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers          # OpenCL headers and ICD loader
   pocl-opencl-icd                            # OpenCL on the CPU: CI runs the real kernels here
   default-jdk-headless libij-java junit4     # JNI layer, Fiji/ImageJ plugin and its tests
+  default-jre xvfb xauth                     # the plugin's GUI-path tests: AWT and a virtual display
 )
 
 missing=()

@@ -199,12 +199,15 @@ void oracle_fill_holes(const double *in, odims d, iwpp_type t, int conn, double 
 void oracle_kill_borders(const double *in, odims d, iwpp_type t, int conn, double *out)
 {
     int64_t n = odims_count(d);
-    border_marker(in, d, oracle_type_min(t), out);
+    /* F32: the marker is -inf inside (the lowest float), so a region walled off by -inf keeps
+       -inf as its reconstruction and comes out +inf */
+    border_marker(in, d, t == IWPP_F32 ? -INFINITY : oracle_type_min(t), out);
     oracle_reconstruct(out, in, d, conn, 0);
     for (int64_t i = 0; i < n; ++i) {
         if (t == IWPP_F32) {
-            /* IEEE single precision: FLT_MAX - -FLT_MAX is +inf (no saturation for F32) */
-            float v = (float)in[i] - (float)out[i];
+            /* IEEE single precision: FLT_MAX - -FLT_MAX is +inf (no saturation for F32); a pixel
+               equal to its reconstruction is 0, also at +-inf (where inf - inf has no value) */
+            float v = (float)in[i] == (float)out[i] ? 0.0f : (float)in[i] - (float)out[i];
             out[i] = (double)v;
         }
         else out[i] = in[i] - out[i]; /* rec <= in, never negative */

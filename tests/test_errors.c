@@ -238,7 +238,8 @@ static void test_reconstruct_errors(void **state)
             timg_free(&mk);
         }
         {
-            /* kill borders needs finite F32 values (inf - inf has no value) */
+            /* kill borders takes -inf like any value: pixels equal to their reconstruction
+               (the -inf one too, where -inf - -inf has no value) are 0; no NaN comes out */
             timg inf_img, kout;
             timg_init(&inf_img, IWPP_F32, timg_dims(&f.f_ok), 0, 0);
             timg_init(&kout, IWPP_F32, timg_dims(&f.f_ok), 0, 0);
@@ -248,9 +249,22 @@ static void test_reconstruct_errors(void **state)
             timg_set(&inf_img, 3, 2, 0, -INFINITY);
             unsigned char *s = snapshot(&kout);
             st = iwpp_kill_borders(ctx, &inf_img.v, 8, &kout.v);
-            expect(ctx, st, IWPP_EINVAL, -1, "infinite|finite",
-                   fmt("kill_borders: -inf in the F32 input [%s]", g_cfg[c].name));
-            expect_untouched(&kout, s, "kill_borders output with an infinite input");
+            if (st != IWPP_OK) {
+                print_error("FAIL: kill_borders: -inf in the F32 input [%s]: returned %s (%s)\n", g_cfg[c].name,
+                            iwpp_status_name(st), iwpp_error_message(ctx));
+                ++g_fails;
+            } else {
+                double *o = vol_alloc(timg_dims(&kout));
+                timg_store(&kout, o);
+                for (int64_t i = 0; i < odims_count(timg_dims(&kout)); ++i)
+                    if (isnan(o[i])) {
+                        print_error("FAIL: kill_borders: -inf in the F32 input [%s]: pixel %lld is NaN\n",
+                                    g_cfg[c].name, (long long)i);
+                        ++g_fails;
+                        break;
+                    }
+                free(o);
+            }
             free(s);
             free(v);
             timg_free(&inf_img);

@@ -217,9 +217,13 @@ IWPP_API iwpp_status iwpp_context_set_tuning(iwpp_context *ctx, const char *key,
 IWPP_API iwpp_status iwpp_context_set_workers(iwpp_context *ctx, const char *spec);
 
 /**
- * Progress of long calls (tiled ones): @p fn(@p user, fraction done in [0, 1]) is called from
- * the calling thread about every 100 ms; a nonzero return stops the call, which then returns
- * IWPP_ECANCELED (a cancelled reconstruction may leave its marker partly reconstructed).
+ * Progress: @p fn(@p user, fraction done in [0, 1]) is called from the calling thread, about
+ * every 100 ms during a tiled call (the fraction of tile runs done) and at the natural points of
+ * a call in memory (its start, before and after the device work, between an opening's erosion
+ * rounds, before the result is written back; 1 when it is done). Fractions never decrease
+ * within one call. A nonzero return stops the call, which then returns IWPP_ECANCELED; in
+ * memory the output is then untouched (a cancelled tiled reconstruction may leave its marker
+ * partly reconstructed). The final 1 cannot cancel.
  */
 typedef int (*iwpp_progress_fn)(void *user, double fraction);
 IWPP_API iwpp_status iwpp_context_set_progress(iwpp_context *ctx, iwpp_progress_fn fn, void *user);
@@ -328,8 +332,9 @@ IWPP_API iwpp_status iwpp_fill_holes(iwpp_context *ctx, const iwpp_image *in, in
  * Kill borders: in minus its reconstruction by dilation from the border
  * (marker = in on the border, the type's minimum inside), as MATLAB's
  * imclearborder. On a binary image: foreground objects touching the border
- * are removed. @p out has the type of @p in. F32 input must be finite (inf - inf
- * has no value), else IWPP_EINVAL.
+ * are removed. @p out has the type of @p in. F32 input may hold +inf and -inf
+ * (the marker is -inf inside): a pixel equal to its reconstruction is 0, also at
+ * +-inf; a pixel cut off from the border by -inf comes out +inf.
  */
 IWPP_API iwpp_status iwpp_kill_borders(iwpp_context *ctx, const iwpp_image *in, int connectivity,
                                        iwpp_image *out);

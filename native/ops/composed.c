@@ -41,10 +41,46 @@ typedef enum { FILL_HOLES, KILL_BORDERS, REG_MAX, REG_MIN, H_MAX, H_MIN, OPEN_RE
 static iwpp_status recon(iwpp_context *ctx, int tiled, iwpp_buf *m, const iwpp_buf *f, int conn,
                          iwpp_morph_mode mode)
 {
-    if (!tiled) return ctx->ops->reconstruct(ctx, m, f, conn, mode);
-    iwpp_image J = iwpp_image_3d(m->ptr, m->type, m->w, m->h, m->d);
-    iwpp_image I = iwpp_image_3d(f->ptr, f->type, f->w, f->h, f->d);
-    return iwpp_tiles_reconstruct(ctx, &J, &I, conn, mode);
+    iwpp_status st;
+    if ((st = iwpp_progress_report(ctx, 0.2))) return st;
+    if (!tiled) {
+        st = ctx->ops->reconstruct(ctx, m, f, conn, mode);
+    } else {
+        /* the tile scheduler's fractions land in [0.2, 0.9] of the operation */
+        iwpp_progress_span span;
+        iwpp_progress_push(ctx, &span, 0.2, 0.9);
+        iwpp_image J = iwpp_image_3d(m->ptr, m->type, m->w, m->h, m->d);
+        iwpp_image I = iwpp_image_3d(f->ptr, f->type, f->w, f->h, f->d);
+        st = iwpp_tiles_reconstruct(ctx, &J, &I, conn, mode);
+        iwpp_progress_pop(ctx, &span);
+    }
+    return st ? st : iwpp_progress_report(ctx, 0.9);
+}
+
+/* @p steps unit erosions (dilations) of f into *m, in rounds that report progress in [0, 0.2]
+ * between them; *m may come back as another buffer of the set (ping-pong). */
+static iwpp_status unit_steps(iwpp_context *ctx, const iwpp_backend_ops *ops, iwpp_bufset *s, iwpp_buf **m,
+                              const iwpp_buf *f, int conn, iwpp_morph_mode mode, int steps)
+{
+    enum { ROUNDS = 8 };
+    const int per = steps < ROUNDS ? 1 : (steps + ROUNDS - 1) / ROUNDS;
+    iwpp_status st;
+    int done = steps < per ? steps : per;
+    if ((st = ops->morph_unit(ctx, *m, f, conn, mode, done))) return st;
+    if (done == steps) return iwpp_progress_report(ctx, 0.2);
+    iwpp_buf *other = NULL;
+    iwpp_image like = iwpp_image_3d(NULL, f->type, f->w, f->h, f->d);
+    if ((st = iwpp_bufset_alloc(s, f->type, &like, &other))) return st;
+    while (done < steps) {
+        if ((st = iwpp_progress_report(ctx, 0.2 * done / steps))) return st;
+        const int k = steps - done < per ? steps - done : per;
+        if ((st = ops->morph_unit(ctx, other, *m, conn, mode, k))) return st;
+        iwpp_buf *t = *m;
+        *m = other;
+        other = t;
+        done += k;
+    }
+    return iwpp_progress_report(ctx, 0.2);
 }
 
 /* One attempt: on the device (tiled = 0), or in host memory with the pointwise steps on the CPU
@@ -57,7 +93,9 @@ static iwpp_status run_composed_on(iwpp_context *ctx, int tiled, composed_op op,
     iwpp_bufset s = {.ctx = ctx, .ops = tiled ? ops : NULL};
     iwpp_buf *f = NULL, *m = NULL, *r = NULL;
     iwpp_status st;
-    if ((st = iwpp_bufset_input(&s, in, &f)) || (st = iwpp_bufset_alloc(&s, t, in, &m))) goto done;
+    if ((st = iwpp_progress_report(ctx, 0.0)) || (st = iwpp_bufset_input(&s, in, &f)) ||
+        (st = iwpp_bufset_alloc(&s, t, in, &m)))
+        goto done;
 
     switch (op) {
     case FILL_HOLES: /* marker: in on the border, the maximum inside; reconstruct by erosion */
@@ -109,18 +147,33 @@ static iwpp_status run_composed_on(iwpp_context *ctx, int tiled, composed_op op,
         const int steps = radius > span ? (int)span : radius;
         if (radius == 0) {
             st = ops->pointwise(ctx, IWPP_PW_COPY, m, f, NULL, 0);
-        } else if (!(st = ops->morph_unit(ctx, m, f, conn, open ? IWPP_BY_EROSION : IWPP_BY_DILATION,
-                                          steps))) {
+        } else if (!(st = unit_steps(ctx, ops, &s, &m, f, conn, open ? IWPP_BY_EROSION : IWPP_BY_DILATION,
+                                     steps))) {
             st = recon(ctx, tiled, m, f, conn, open ? IWPP_BY_DILATION : IWPP_BY_EROSION);
         }
         r = m;
         break;
     }
     }
-    if (st == IWPP_OK) st = ops->download(ctx, r, out);
+    /* the last point where a cancel leaves out untouched */
+    if (st == IWPP_OK && !(st = iwpp_progress_report(ctx, 0.95))) st = ops->download(ctx, r, out);
 done:
     iwpp_bufset_free(&s);
     return st;
+}
+
+/* Kill borders on F32 with +inf or -inf: where a pixel equals its reconstruction at +-inf,
+ * in - rec is inf - inf (NaN); like every pixel equal to its reconstruction, it becomes 0. */
+static void zero_nan(iwpp_image *out)
+{
+    const int64_t sy = out->stride_y ? out->stride_y : out->width;
+    const int64_t sz = out->stride_z ? out->stride_z : sy * out->height;
+    for (int64_t z = 0; z < out->depth; ++z)
+        for (int64_t y = 0; y < out->height; ++y) {
+            float *row = (float *)out->data + z * sz + y * sy;
+            for (int64_t x = 0; x < out->width; ++x)
+                if (isnan(row[x])) row[x] = 0.0f;
+        }
 }
 
 static iwpp_status run_composed(iwpp_context *ctx, composed_op op, const iwpp_image *in, int conn,
@@ -128,6 +181,7 @@ static iwpp_status run_composed(iwpp_context *ctx, composed_op op, const iwpp_im
 {
     double t0 = iwpp_now_ms();
     memset(&ctx->stats, 0, sizeof ctx->stats);
+    const iwpp_type t = in->type;
     int tiled = iwpp_tiles_needed(ctx, in->type, in);
     iwpp_status st = run_composed_on(ctx, tiled, op, in, conn, scalar, radius, out);
     /* the device ran out with the default budget (out is untouched): again, by tiles */
@@ -136,7 +190,11 @@ static iwpp_status run_composed(iwpp_context *ctx, composed_op op, const iwpp_im
         ctx->message[0] = '\0';
         st = run_composed_on(ctx, 1, op, in, conn, scalar, radius, out);
     }
-    if (st == IWPP_OK) iwpp_end(ctx, t0);
+    if (st == IWPP_OK && op == KILL_BORDERS && t == IWPP_F32) zero_nan(out);
+    if (st == IWPP_OK) {
+        iwpp_progress_done(ctx);
+        iwpp_end(ctx, t0);
+    }
     return st;
 }
 
@@ -153,9 +211,7 @@ iwpp_status iwpp_fill_holes(iwpp_context *ctx, const iwpp_image *in, int connect
 iwpp_status iwpp_kill_borders(iwpp_context *ctx, const iwpp_image *in, int connectivity, iwpp_image *out)
 {
     iwpp_status st = iwpp_begin(ctx);
-    if (st || (st = check_in_out(ctx, in, connectivity, out, SAME_TYPE_OUT)) ||
-        (st = iwpp_check_finite(ctx, in, "in")))
-        return st;
+    if (st || (st = check_in_out(ctx, in, connectivity, out, SAME_TYPE_OUT))) return st;
     return run_composed(ctx, KILL_BORDERS, in, connectivity, 0, 0, out);
 }
 

@@ -124,7 +124,7 @@ public class PluginTilesTest {
         setKnownPrefs();
         String common = "backend=cpu device=default threads=2 ";
         String log = runCommand(settings(), "", common + "memory=5 workers=[custom list] list=cpu*3,nonsense", null);
-        assertTrue(log, log.contains("IWPP Settings... error: workers: worker list"));
+        assertTrue(log, log.contains("IWPP Settings... error: Workers: worker list"));
         assertTrue(log, log.contains("nonsense"));
         assertKnownPrefs("bad list");
 
@@ -133,7 +133,7 @@ public class PluginTilesTest {
         assertKnownPrefs("empty custom list");
 
         log = runCommand(settings(), "", common + "memory=-1 workers=[this device]", null);
-        assertTrue(log, log.contains("memory must be"));
+        assertTrue(log, log.contains("memory budget must be"));
         assertKnownPrefs("negative budget");
 
         log = runCommand(settings(), "", common + "memory=abc workers=[this device]", null);
@@ -187,7 +187,7 @@ public class PluginTilesTest {
         esc.start();
         String log;
         try {
-            log = runCommand(fill, "fill-holes", "connectivity=8 backend=cpu", imp);
+            log = runCommand(fill, "fill-holes", "connectivity=8 backend=cpu verbose", imp);
         } finally {
             done[0] = true;
             esc.interrupt();

@@ -56,7 +56,7 @@ newImage("ring", "8-bit black", 9, 9, 1);
 box(1, 1, 7, 7, 255); box(3, 3, 3, 3, 0);            // a square ring around a 3x3 hole
 setVoxelSize(0.5, 0.5, 1, "mm");
 before = checksum();
-run("Fill Holes (IWPP)", "connectivity=4");
+run("Fill Holes (IWPP)", "connectivity=4 verbose"); // verbose: the Log says which backend ran
 checkEq(getTitle(), "ring-filled", "fill holes: title");
 checkEq(countValue(255), 49, "fill holes: 7x7 square filled");
 getPixelSize(unit, pw, ph, pd);

@@ -70,7 +70,7 @@ run("H-Maxima (IWPP)", "h=3000 connectivity=26 stack=3d");
 rename("hmax-default");
 
 // ---- a tiny budget (0.02 MB, about 21000 bytes) and three CPU workers -------------
-run("IWPP Settings...", "backend=cpu device=default threads=0 memory=0.02 workers=[custom list] list=cpu*3");
+run("IWPP Settings...", "backend=cpu device=default threads=0 memory=0.02 workers=[custom list] list=cpu*3 verbose");
 checkEq(parseFloat(call("ij.Prefs.get", "iwpp.memory_mb", "?")), 0.02, "settings: budget saved");
 checkEq(call("ij.Prefs.get", "iwpp.workers", "?"), "custom list", "settings: worker choice saved");
 checkEq(call("ij.Prefs.get", "iwpp.worker_list", "?"), "cpu*3", "settings: worker list saved");
@@ -87,7 +87,7 @@ rename("hmax-tiles");
 checkEq(differences("hmax-default", "hmax-tiles"), 0, "3D h-maxima: tiles and cpu*3 = default");
 
 // ---- one of the named choices: two workers on this device, 1 MB ------------------
-run("IWPP Settings...", "backend=cpu device=default threads=0 memory=1 workers=[this device, 2 streams]");
+run("IWPP Settings...", "backend=cpu device=default threads=0 memory=1 workers=[this device, 2 streams] verbose");
 checkEq(call("ij.Prefs.get", "iwpp.workers", "?"), "this device, 2 streams", "settings: named choice saved");
 selectImage("maze");
 run("Fill Holes (IWPP)", "connectivity=4");

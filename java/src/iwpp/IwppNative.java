@@ -78,10 +78,13 @@ public final class IwppNative {
             STAT_BYTES_TO_DEVICE = 12, STAT_BYTES_FROM_DEVICE = 13, STAT_WORKERS = 14;
 
     /**
-     * Progress of a long (tiled) call. update() is called on the thread that made
-     * the call, about every 100 ms, with the fraction of the work done (0 to 1, not
-     * decreasing within one library call; an operation made of several library
-     * calls may start again from 0); return true to cancel the call.
+     * Progress of a call. update() is called on the thread that made the call,
+     * about every 100 ms of a tiled call and at the natural points of a call in
+     * memory (start, device work, an opening's erosion rounds, before the result
+     * is written), with the fraction of the work done (0 to 1, not decreasing
+     * within one library call; 1 at the end); return true to cancel the call
+     * (the final 1 cannot cancel). A cancelled call throws
+     * IwppCancelledException and leaves the arrays untouched.
      */
     public interface Progress {
         boolean update(double fraction);

@@ -34,6 +34,8 @@ public class DistanceTransformCommand implements PlugIn {
             return;
         }
         String bad = IwppRun.checkType(imp);
+        if (bad == null)
+            bad = IwppRun.checkNaN(imp);
         if (bad != null) {
             IwppRun.error(NAME, bad);
             return;
@@ -57,7 +59,8 @@ public class DistanceTransformCommand implements PlugIn {
         final double sx = cal.pixelWidth, sy = cal.pixelHeight;
         final double sz = threeD ? cal.pixelDepth : 1.0;
         if (!(sx > 0 && sy > 0 && sz > 0) || Double.isInfinite(sx) || Double.isInfinite(sy) || Double.isInfinite(sz)) {
-            IwppRun.error(NAME, "the pixel size (" + sx + " x " + sy + (threeD ? " x " + sz : "") + " " + cal.getUnits()
+            IwppRun.error(NAME, "The pixel size of \"" + imp.getTitle() + "\" (" + sx + " x " + sy
+                    + (threeD ? " x " + sz : "") + " " + cal.getUnits()
                     + ") must be positive and finite; fix it with Image>Properties.");
             return;
         }
@@ -68,6 +71,7 @@ public class DistanceTransformCommand implements PlugIn {
         int[][] vols = IwppRun.volumes(imp, threeD);
         if (nearest && (long) w * h * vols[0].length > (1L << 24))
             IJ.log(NAME + ": warning: nearest-background indices above 16777216 are rounded in a 32-bit image.");
+        final boolean[] noBackground = new boolean[vols.length];
         IwppRun.Timing t = IwppRun.runVolumes(NAME, common[1], vols, new IwppRun.VolumeOp() {
             @Override
             public void run(IwppRun.Ctx c, int[] idx, int slot) {
@@ -75,6 +79,8 @@ public class DistanceTransformCommand implements PlugIn {
                 long[][] n = nearest ? new long[idx.length][w * h] : null;
                 IwppNative.distanceTransform(c.backend, c.device, c.threads, c.memoryLimit,
                         c.workers, c.progress, IwppRun.slices(in, idx), w, h, method, sx, sy, sz, d, n);
+                /* a volume without a zero pixel is +Infinity everywhere (pixel 0 is then +Infinity) */
+                noBackground[slot] = d[0][0] == Float.POSITIVE_INFINITY;
                 for (int i = 0; i < idx.length; i++) {
                     dist.setPixels(d[i], idx[i]);
                     if (n != null) {
@@ -86,17 +92,30 @@ public class DistanceTransformCommand implements PlugIn {
                     }
                 }
             }
-        });
+        }, "binary", imp.getTitle());
         if (t == null)
             return;
-        ImagePlus out = IwppRun.result(imp, "edt", dist);
+        int without = 0, first = -1;
+        for (int v = 0; v < vols.length; v++)
+            if (noBackground[v]) {
+                without++;
+                if (first < 0)
+                    first = v;
+            }
+        if (without > 0) // always said: a map of +Infinity is rarely what was meant
+            IJ.log(NAME + ": warning: \"" + imp.getTitle() + "\" has no zero (background) pixel"
+                    + (vols.length > 1 ? " in " + without + " of its " + vols.length + " "
+                            + (threeD ? "volumes" : "slices") + " (the first: slice " + vols[first][0] + ")" : "")
+                    + ", so its distances there are all Infinity; threshold or invert it first "
+                    + "(distances are measured to the nearest zero pixel).");
+        ImagePlus out = IwppRun.result(imp, imp, "edt", dist, IwppRun.DISTANCE);
         if (near != null) {
-            ImagePlus ni = IwppRun.result(imp, "nearest", near);
+            ImagePlus ni = IwppRun.result(imp, imp, "nearest", near, IwppRun.DISTANCE);
             IwppRun.show(ni);
         }
         IwppRun.show(out); // the distance map is the active image
         IwppRun.logDone(NAME, imp, t, METHODS[method] + ", spacing " + IJ.d2s(sx, 4) + " x " + IJ.d2s(sy, 4)
                 + (threeD ? " x " + IJ.d2s(sz, 4) : "") + " " + cal.getUnits()
-                + (imp.getStackSize() > 1 ? (threeD ? ", 3D" : ", slice by slice") : ""));
+                + (imp.getStackSize() > 1 ? (threeD ? ", 3D" : ", slice by slice") : ""), common[2] == 1);
     }
 }

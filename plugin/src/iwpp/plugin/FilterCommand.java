@@ -64,6 +64,8 @@ public class FilterCommand implements PlugIn {
             return;
         }
         String bad = IwppRun.checkType(imp);
+        if (bad == null)
+            bad = IwppRun.checkNaN(imp);
         if (bad != null) {
             IwppRun.error(op.command, bad);
             return;
@@ -73,7 +75,7 @@ public class FilterCommand implements PlugIn {
         if (op == Op.H_MAXIMA || op == Op.H_MINIMA)
             o.addNumber("h", 10, imp.getBitDepth() == 32 ? 3 : 0);
         if (op == Op.OPENING || op == Op.CLOSING)
-            o.addNumber("Radius (pixels)", 2, 0);
+            o.addNumber("Radius (pixels, 0 to " + IwppRun.MAX_RADIUS + ")", 2, 0);
         IwppRun.addConnectivity(o, imp, op.backgroundConnectivity);
         IwppRun.addCommon(o, imp);
         if (op == Op.FILL_HOLES)
@@ -87,23 +89,27 @@ public class FilterCommand implements PlugIn {
         if (op == Op.OPENING || op == Op.CLOSING) {
             double r = o.getNextNumber();
             radius = (int) Math.round(r);
-            if (!(r >= 0) || r > 100000 || Math.abs(r - radius) > 1e-9) {
-                IwppRun.error(op.command, "radius must be a whole number of pixels >= 0, not " + r + ".");
+            if (!(r >= 0) || r > IwppRun.MAX_RADIUS || Math.abs(r - radius) > 1e-9) {
+                if (o.error() == null)
+                    IwppRun.error(op.command, "The radius must be a whole number of pixels from 0 to "
+                            + IwppRun.MAX_RADIUS + ", not " + IJ.d2s(r, 9).replaceAll("\\.?0+$", "") + ".");
+                else
+                    IwppRun.error(op.command, o.error());
                 return;
             }
         }
-        final int conn = Integer.parseInt(o.getNextChoice());
+        final int conn = Integer.parseInt(o.getNextChoice()); // a validated item of CONNECTIVITIES
         int[] common = IwppRun.readCommon(o, imp);
         if (o.error() != null || o.invalidNumber()) {
             IwppRun.error(op.command, o.error() != null ? o.error() : "a number in the dialog is not valid.");
             return;
         }
         if ((op == Op.H_MAXIMA || op == Op.H_MINIMA) && !(h >= 0 && h < Double.POSITIVE_INFINITY)) {
-            IwppRun.error(op.command, "h must be a number >= 0, not " + h + ".");
+            IwppRun.error(op.command, "h must be a finite number of 0 or more, not " + h + ".");
             return;
         }
         boolean threeD = common[0] == 1 && imp.getNSlices() > 1;
-        String why = IwppRun.checkConnectivity(conn, threeD);
+        String why = IwppRun.checkConnectivity(conn, threeD, imp);
         if (why != null) {
             IwppRun.error(op.command, why);
             return;
@@ -158,16 +164,15 @@ public class FilterCommand implements PlugIn {
                         for (int i = 0; i < idx.length; i++)
                             outStack.setPixels(dst[i], idx[i]);
                     }
-                });
+                }, "in", imp.getTitle());
         if (t == null)
             return;
-        ImagePlus out = IwppRun.result(imp, op.suffix, outStack);
-        if (!op.binaryOutput && imp.getBitDepth() != 32)
-            out.setLut(imp.getProcessor().getLut());
+        ImagePlus out = IwppRun.result(imp, imp, op.suffix, outStack,
+                op.binaryOutput ? IwppRun.BINARY : IwppRun.SAME_VALUES);
         IwppRun.show(out);
         String what = "connectivity " + conn + (imp.getStackSize() > 1 ? (threeD ? ", 3D" : ", slice by slice") : "")
                 + (op == Op.H_MAXIMA || op == Op.H_MINIMA ? ", h " + IJ.d2s(h, 3) : "")
                 + (op == Op.OPENING || op == Op.CLOSING ? ", radius " + radius : "");
-        IwppRun.logDone(op.command, imp, t, what);
+        IwppRun.logDone(op.command, imp, t, what, common[2] == 1);
     }
 }

@@ -8,11 +8,15 @@ package iwpp.plugin;
 
 import ij.IJ;
 import ij.ImagePlus;
+import ij.CompositeImage;
 import ij.ImageStack;
 import ij.Macro;
 import ij.Prefs;
 import ij.WindowManager;
 import ij.macro.Interpreter;
+import ij.measure.Calibration;
+import ij.plugin.frame.Recorder;
+import ij.process.LUT;
 
 import iwpp.IwppCancelledException;
 import iwpp.IwppException;
@@ -20,6 +24,8 @@ import iwpp.IwppNative;
 
 import java.awt.GraphicsEnvironment;
 import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 final class IwppRun {
     static final String[] BACKENDS = { "auto", "cpu", "cuda", "opencl" };
@@ -32,6 +38,9 @@ final class IwppRun {
     static final String PREF_MEMORY_MB = "iwpp.memory_mb";
     static final String PREF_WORKERS = "iwpp.workers";
     static final String PREF_WORKER_LIST = "iwpp.worker_list";
+    static final String PREF_VERBOSE = "iwpp.verbose";
+    /** Largest radius of the opening/closing by reconstruction, in pixels (the library's cap). */
+    static final int MAX_RADIUS = 100000;
     static final String DEFAULT_DEVICE = "default";
 
     /** Worker choices of IWPP Settings and their lists (iwpp_context_set_workers); the last is "custom list". */
@@ -43,6 +52,7 @@ final class IwppRun {
     static final double MAX_MEMORY_MB = 1099511627776.0;
 
     private static boolean announced;
+    private static volatile boolean gpuUsed; // a GPU backend ran once in this process (kernels are built)
 
     private IwppRun() {
     }
@@ -87,6 +97,11 @@ final class IwppRun {
 
     static String prefWorkerList() {
         return Prefs.get(PREF_WORKER_LIST, "");
+    }
+
+    /** Whether every call logs its timing breakdown (IWPP Settings "verbose"); quiet by default. */
+    static boolean prefVerbose() {
+        return Prefs.get(PREF_VERBOSE, false);
     }
 
     /** The worker list (null = this device alone) of a choice and a custom list. */
@@ -165,27 +180,63 @@ final class IwppRun {
         o.addChoice("Connectivity", CONNECTIVITIES, def);
     }
 
-    /** Adds "stack" (only for stacks) and "backend". Read back with readCommon. */
+    /**
+     * Adds "stack" (only for stacks), "backend" (recorded only when the user
+     * picks another one than the saved setting) and "verbose". Read back with
+     * readCommon.
+     */
     static void addCommon(Options o, ImagePlus imp) {
-        if (isStack(imp))
-            o.addChoice("Stack", STACK_MODES, default3d(imp) ? "3d" : "slices");
-        o.addChoice("Backend", BACKENDS, prefBackend());
+        addStackBackendVerbose(o, isStack(imp), default3d(imp) ? "3d" : "slices");
     }
 
-    /** Reads what addCommon added: {stack3d (0/1), backend index}. */
+    static void addStackBackendVerbose(Options o, boolean stack, String stackDefault) {
+        if (stack)
+            o.addChoice("Stack", STACK_MODES, stackDefault);
+        o.addChoice("Backend", BACKENDS, prefBackend(), true);
+        o.addCheckbox("Verbose (log the timing of this call)", prefVerbose());
+    }
+
+    /** Reads what addCommon added: {stack3d (0/1), backend index, verbose (0/1)}. */
     static int[] readCommon(Options o, ImagePlus imp) {
-        int stack3d = 0;
-        if (isStack(imp))
-            stack3d = "3d".equals(o.getNextChoice()) ? 1 : 0;
-        int backend = IwppNative.backendFromName(o.getNextChoice());
-        return new int[] { stack3d, backend };
+        return readStackBackendVerbose(o, isStack(imp));
     }
 
-    /** null if the connectivity fits the mode, else a sentence saying what to use. */
-    static String checkConnectivity(int conn, boolean threeD) {
+    static int[] readStackBackendVerbose(Options o, boolean stack) {
+        int stack3d = 0;
+        if (stack)
+            stack3d = "3d".equals(o.getNextChoice()) ? 1 : 0;
+        int backend = Math.max(0, IwppNative.backendFromName(o.getNextChoice()));
+        /* a macro without "verbose" still follows the saved setting */
+        boolean verbose = o.getNextBoolean() || (o.fromMacro() && prefVerbose());
+        return new int[] { stack3d, backend, verbose ? 1 : 0 };
+    }
+
+    /** null if the connectivity fits the image and the mode, else a sentence saying what to use. */
+    static String checkConnectivity(int conn, boolean threeD, ImagePlus imp) {
         if (threeD && (conn == 4 || conn == 8))
-            return "connectivity=" + conn + " is for 2D images; with stack=3d use 6, 18 or 26 "
-                    + "(or stack=slices to work slice by slice).";
+            return "Connectivity " + conn + " is for 2D images; to process \"" + imp.getTitle()
+                    + "\" as a 3D volume (stack=3d) use 6, 18 or 26, or use stack=slices to work slice by slice.";
+        if (!threeD && (conn == 6 || conn == 18 || conn == 26))
+            return "Connectivity " + conn + " is for 3D volumes, but \"" + imp.getTitle() + "\" is "
+                    + (imp.getNSlices() > 1 ? "processed slice by slice (stack=slices)" : "a 2D image")
+                    + "; use 4 or 8" + (imp.getNSlices() > 1 ? ", or stack=3d." : ".");
+        return null;
+    }
+
+    /** null if a 32-bit image has no NaN pixel, else where the first one is (1-based slice). */
+    static String checkNaN(ImagePlus imp) {
+        if (imp.getBitDepth() != 32)
+            return null;
+        ImageStack st = imp.getStack();
+        int w = imp.getWidth();
+        for (int s = 1; s <= st.getSize(); s++) {
+            float[] px = (float[]) st.getPixels(s);
+            for (int i = 0; i < px.length; i++)
+                if (Float.isNaN(px[i]))
+                    return "\"" + imp.getTitle() + "\" has a NaN pixel at x=" + (i % w) + ", y=" + (i / w)
+                            + (st.getSize() > 1 ? " in slice " + s : "")
+                            + "; replace NaN first (Process>Noise>Remove NaNs...).";
+        }
         return null;
     }
 
@@ -258,23 +309,63 @@ final class IwppRun {
         return s;
     }
 
-    /** A result image with the dimensions, calibration and slice labels of @p like. */
-    static ImagePlus result(ImagePlus like, String suffix, ImageStack stack) {
+    /** What a result holds: the input's values (same type), a 0/255 mask, or distances. */
+    static final int SAME_VALUES = 0, BINARY = 1, DISTANCE = 2;
+
+    /** The title without a file extension (".tif", ".ome.tif", ...); spaces kept. */
+    static String baseTitle(String title) {
+        String t = title == null ? "" : title.trim();
+        Matcher m = Pattern.compile("(?i)^(.+?)(\\.ome)?\\.[a-z][a-z0-9]{0,4}$").matcher(t);
+        return m.matches() ? m.group(1) : t;
+    }
+
+    /** "<input title without extension>-<suffix>", made unique among the open images as ImageJ does. */
+    static String resultTitle(ImagePlus from, String suffix) {
+        String t = baseTitle(from.getTitle()) + "-" + suffix;
+        return WindowManager.getImage(t) == null ? t : WindowManager.getUniqueName(t);
+    }
+
+    /**
+     * A result image titled after @p titleFrom with the dimensions, slice labels
+     * and calibration of @p like; for SAME_VALUES also its LUTs, display ranges
+     * and composite mode (distances and masks keep the spatial calibration only).
+     */
+    static ImagePlus result(ImagePlus titleFrom, ImagePlus like, String suffix, ImageStack stack, int kind) {
         for (int i = 1; i <= stack.getSize() && i <= like.getStackSize(); i++)
             stack.setSliceLabel(like.getStack().getSliceLabel(i), i);
-        ImagePlus out = new ImagePlus(like.getShortTitle() + "-" + suffix, stack);
+        ImagePlus out = new ImagePlus(resultTitle(titleFrom, suffix), stack);
         if (like.getStackSize() == stack.getSize())
             out.setDimensions(like.getNChannels(), like.getNSlices(), like.getNFrames());
         if (like.isHyperStack())
             out.setOpenAsHyperStack(true);
-        out.setCalibration(like.getCalibration().copy());
+        Calibration cal = like.getCalibration().copy();
+        if (kind != SAME_VALUES)
+            cal.disableDensityCalibration(); // distances and 0/255 are not the input's calibrated values
+        if (kind == SAME_VALUES && like.isComposite() && like.getNChannels() == out.getNChannels()) {
+            CompositeImage src = (CompositeImage) like;
+            CompositeImage ci = new CompositeImage(out, src.getMode());
+            for (int c = 1; c <= ci.getNChannels(); c++) {
+                LUT lut = src.getChannelLut(c);
+                ci.setChannelLut((LUT) lut.clone(), c);
+                ci.setPositionWithoutUpdate(c, 1, 1);
+                ci.setDisplayRange(lut.min, lut.max);
+            }
+            ci.setPositionWithoutUpdate(1, 1, 1);
+            out = ci;
+        } else if (kind == SAME_VALUES) {
+            out.setLut(like.getProcessor().getLut());
+            out.setDisplayRange(like.getDisplayRangeMin(), like.getDisplayRangeMax());
+        } else if (kind == BINARY) {
+            out.setDisplayRange(0, 255);
+        } else {
+            out.resetDisplayRange();
+        }
+        out.setCalibration(cal);
         return out;
     }
 
     /** Opens a result: a window, or the batch-mode/headless image list; it becomes the active image. */
     static void show(ImagePlus out) {
-        if (out.getBitDepth() != 8)
-            out.resetDisplayRange();
         if (GraphicsEnvironment.isHeadless() && !Interpreter.isBatchMode()) {
             WindowManager.setTempCurrentImage(out);
             return;
@@ -364,26 +455,66 @@ final class IwppRun {
         }
     }
 
+    /** Whether @p backend (a Ctx backend) may run on a GPU, whose kernels are built on first use. */
+    private static boolean mayUseGpu(int backend) {
+        if (backend == IwppNative.BACKEND_CUDA || backend == IwppNative.BACKEND_OPENCL)
+            return true;
+        return backend == IwppNative.BACKEND_AUTO
+                && (IwppNative.backendUnavailableReason(IwppNative.BACKEND_CUDA) == null
+                        || IwppNative.backendUnavailableReason(IwppNative.BACKEND_OPENCL) == null);
+    }
+
+    private static final Pattern WHERE = Pattern.compile("x=(\\d+) y=(\\d+) z=(\\d+)");
+
     /**
-     * Runs @p op on every volume with progress and status, then logs what ran and
-     * the timing split. With backend auto, a GPU that runs out of memory or fails
-     * is retried once on the CPU. Esc stops between volumes and inside tiled
-     * calls: then nothing is kept and the status line says "cancelled". Returns
-     * the timing, or null after an error or a cancel (no result is made then).
+     * A library message in the user's terms: argument names ("in", "mask", ...)
+     * become image titles, z becomes the 1-based slice of the stack, and it
+     * reads as a sentence.
      */
-    static Timing runVolumes(String command, int backendIndex, int[][] volumes, VolumeOp op) {
+    static String userMessage(String msg, int[] stackIndices, String... argTitles) {
+        String m = msg == null ? "" : msg;
+        for (int i = 0; i + 1 < argTitles.length; i += 2)
+            if (m.startsWith(argTitles[i] + " ")) {
+                m = "\"" + argTitles[i + 1] + "\"" + m.substring(argTitles[i].length());
+                break;
+            }
+        Matcher w = WHERE.matcher(m);
+        if (w.find()) {
+            int z = Integer.parseInt(w.group(3));
+            String slice = stackIndices != null && z < stackIndices.length && stackIndices.length > 1
+                    ? " in slice " + stackIndices[z] : "";
+            m = m.substring(0, w.start()) + "x=" + w.group(1) + ", y=" + w.group(2) + slice + m.substring(w.end());
+        }
+        return m;
+    }
+
+    /**
+     * Runs @p op on every volume with progress and status. With backend auto, a
+     * GPU that runs out of memory or fails is retried once on the CPU. Esc stops
+     * between volumes and at the library's progress points inside a call: then
+     * nothing is kept and the status line says "cancelled". @p argTitles pairs
+     * the library's argument names with image titles, for messages. Returns the
+     * timing, or null after an error or a cancel (no result is made then, and
+     * nothing is recorded).
+     */
+    static Timing runVolumes(String command, int backendIndex, int[][] volumes, VolumeOp op, String... argTitles) {
         Timing t = new Timing();
         Ctx ctx = settings(BACKENDS[backendIndex]);
         int n = volumes.length;
         EscProgress progress = new EscProgress(n);
         ctx.progress = progress;
         IJ.resetEscape(); // an Esc from before this command is not for it
+        int[] current = null;
         try {
             for (int i = 0; i < n; i++) {
+                current = volumes[i];
                 if (IJ.escapePressed())
                     throw new IwppCancelledException("cancelled before volume " + (i + 1) + " of " + n);
-                IJ.showStatus(command + ": " + (n > 1 ? (i + 1) + "/" + n : "running") + " ("
-                        + IwppNative.backendName(ctx.backend) + ")");
+                if (!gpuUsed && mayUseGpu(ctx.backend))
+                    IJ.showStatus(command + ": compiling GPU kernels (first use)\u2026");
+                else
+                    IJ.showStatus(command + ": " + (n > 1 ? (i + 1) + "/" + n : "running") + " ("
+                            + IwppNative.backendName(ctx.backend) + ")");
                 IJ.showProgress(i, n);
                 progress.volume(i);
                 try {
@@ -396,30 +527,33 @@ final class IwppRun {
                             && (e.getStatus() == IwppNative.ENOMEM || e.getStatus() == IwppNative.EDEVICE);
                     if (!retry)
                         throw e;
-                    IJ.log(command + ": " + e.getMessage() + " - running on the CPU instead.");
+                    IJ.log(command + ": " + sentence(userMessage(e.getMessage(), current, argTitles))
+                            + " Running on the CPU instead.");
                     /* host memory is the CPU's home: no GPU budget, no GPU workers */
                     ctx = new Ctx(IwppNative.BACKEND_CPU, 0, ctx.threads, 0L, null);
                     ctx.progress = progress;
                     op.run(ctx, volumes[i], i);
                 }
                 t.add();
+                if (t.backend.equals("cuda") || t.backend.equals("opencl"))
+                    gpuUsed = true;
             }
         } catch (IwppCancelledException e) {
-            String why = String.valueOf(e.getMessage());
-            IJ.log(command + ": cancelled" + (why.startsWith("cancelled") ? why.substring(9) : " (" + why + ")")
+            IJ.log(command + ": cancelled" + (n > 1 ? " at volume " + (progress.index + 1) + " of " + n : "")
                     + "; no result was made and the input is unchanged.");
             IJ.showProgress(1.0);
             IJ.showStatus(command + ": cancelled");
             IJ.resetEscape();
+            Recorder.disableCommandRecording();
             return null;
         } catch (IllegalArgumentException e) {
-            error(command, e.getMessage());
+            error(command, userMessage(e.getMessage(), current, argTitles));
             return null;
         } catch (IwppException e) {
-            error(command, e.getMessage());
+            error(command, userMessage(e.getMessage(), current, argTitles));
             return null;
         } catch (RuntimeException e) {
-            error(command, "internal error, please report it: " + e);
+            error(command, "Internal error, please report it: " + e);
             return null;
         } catch (OutOfMemoryError e) {
             error(command, "Java ran out of memory (" + e.getMessage() + "); raise the memory limit "
@@ -436,7 +570,7 @@ final class IwppRun {
      * (native), the one-time native context set-up, the JNI pixel copies, and
      * the rest (Java stacks and ImagePlus, showing it, argument checks).
      */
-    static void logDone(String command, ImagePlus in, Timing t, String what) {
+    static void logDone(String command, ImagePlus in, Timing t, String what, boolean verbose) {
         double total = t.totalMs();
         double other = total - t.nativeMs - t.contextMs - t.copyMs;
         double outside = total > 0 ? 100.0 * (total - t.nativeMs) / total : 0;
@@ -452,7 +586,8 @@ final class IwppRun {
                     + (t.bytesToDevice + t.bytesFromDevice > 0 ? String.format(Locale.US,
                             ", %.1f MB to and %.1f MB from the device", t.bytesToDevice / 1048576.0,
                             t.bytesFromDevice / 1048576.0) : "");
-        IJ.log(msg);
+        if (verbose)
+            IJ.log(msg);
         IJ.showStatus(String.format(Locale.US, "%s: %.0f ms on %s", command, total, t.backend));
     }
 
@@ -462,7 +597,8 @@ final class IwppRun {
      * wrong image.
      */
     static void error(String command, String message) {
-        String msg = message == null || message.isEmpty() ? "unknown error" : message;
+        String msg = sentence(message == null || message.isEmpty() ? "unknown error" : message);
+        Recorder.disableCommandRecording(); // a run that failed is not recorded
         if (GraphicsEnvironment.isHeadless() || Interpreter.isBatchMode()) {
             IJ.log(command + " error: " + msg);
             if (IJ.isMacro() || Macro.getOptions() != null)
@@ -470,5 +606,16 @@ final class IwppRun {
         } else {
             IJ.error(command, msg);
         }
+    }
+
+    /** A full sentence: a capital first letter and a final period. */
+    static String sentence(String m) {
+        String s = m.trim();
+        if (s.isEmpty())
+            return s;
+        if (Character.isLowerCase(s.charAt(0)))
+            s = Character.toUpperCase(s.charAt(0)) + s.substring(1);
+        char last = s.charAt(s.length() - 1);
+        return last == '.' || last == '!' || last == '?' ? s : s + ".";
     }
 }

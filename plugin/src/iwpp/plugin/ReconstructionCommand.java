@@ -25,55 +25,68 @@ public class ReconstructionCommand implements PlugIn {
             return;
         int[] ids = WindowManager.getIDList();
         if (ids == null || ids.length == 0) {
-            IwppRun.error(NAME, "needs two open images of the same size and type: a marker and a mask.");
+            IwppRun.error(NAME, "This command needs two open images of the same size and type: a marker and a mask.");
             return;
         }
         String[] titles = new String[ids.length];
         boolean anyStack = false;
+        ImagePlus current = WindowManager.getCurrentImage();
+        int active = 0;
         for (int i = 0; i < ids.length; i++) {
             ImagePlus im = WindowManager.getImage(ids[i]);
             titles[i] = im == null ? "" : im.getTitle();
             anyStack |= im != null && im.getStackSize() > 1;
+            if (im != null && im == current)
+                active = i;
         }
-        ImagePlus current = WindowManager.getCurrentImage();
+        /* the marker is the active image, the mask the first other one */
+        int other = active == 0 ? Math.min(1, titles.length - 1) : 0;
+        ImagePlus first = WindowManager.getImage(ids[active]);
         Options o = new Options(NAME);
-        o.addChoice("Marker", titles, titles[0]);
-        o.addChoice("Mask", titles, titles[Math.min(1, titles.length - 1)]);
-        IwppRun.addConnectivity(o, current != null ? current : WindowManager.getImage(ids[0]), false);
+        o.addChoice("Marker", titles, titles[active]);
+        o.addChoice("Mask", titles, titles[other]);
+        IwppRun.addConnectivity(o, first, false);
         o.addChoice("Operation", OPERATIONS, OPERATIONS[0]);
-        if (anyStack)
-            o.addChoice("Stack", IwppRun.STACK_MODES, "3d");
-        o.addChoice("Backend", IwppRun.BACKENDS, IwppRun.prefBackend());
+        IwppRun.addStackBackendVerbose(o, anyStack, "3d");
         if (!o.show())
             return;
         ImagePlus marker = WindowManager.getImage(ids[indexOf(titles, o.getNextChoice())]);
         ImagePlus mask = WindowManager.getImage(ids[indexOf(titles, o.getNextChoice())]);
-        final int conn = Integer.parseInt(o.getNextChoice());
+        final int conn = Integer.parseInt(o.getNextChoice()); // a validated item
         final int mode = "erosion".equals(o.getNextChoice()) ? IwppNative.BY_EROSION : IwppNative.BY_DILATION;
-        boolean stack3d = anyStack && "3d".equals(o.getNextChoice());
-        int backend = IwppNative.backendFromName(o.getNextChoice());
+        int[] common = IwppRun.readStackBackendVerbose(o, anyStack);
+        boolean stack3d = anyStack && common[0] == 1;
+        int backend = common[1];
         if (o.error() != null) {
             IwppRun.error(NAME, o.error());
             return;
         }
         if (marker == null || mask == null) {
-            IwppRun.error(NAME, "the marker or the mask image is no longer open.");
+            IwppRun.error(NAME, "The marker or the mask image is no longer open.");
             return;
         }
         String bad = IwppRun.checkType(marker);
         if (bad == null)
             bad = IwppRun.checkType(mask);
         if (bad == null && marker.getBitDepth() != mask.getBitDepth())
-            bad = "the marker \"" + marker.getTitle() + "\" is " + marker.getBitDepth() + "-bit but the mask \""
+            bad = "The marker \"" + marker.getTitle() + "\" is " + marker.getBitDepth() + "-bit but the mask \""
                     + mask.getTitle() + "\" is " + mask.getBitDepth() + "-bit; convert one (Image>Type).";
         if (bad == null && (marker.getWidth() != mask.getWidth() || marker.getHeight() != mask.getHeight()
                 || marker.getStackSize() != mask.getStackSize()))
-            bad = "the marker is " + marker.getWidth() + "x" + marker.getHeight() + "x" + marker.getStackSize()
-                    + " but the mask is " + mask.getWidth() + "x" + mask.getHeight() + "x" + mask.getStackSize()
-                    + "; they must have the same size.";
+            bad = "The marker \"" + marker.getTitle() + "\" is " + marker.getWidth() + "x" + marker.getHeight() + "x"
+                    + marker.getStackSize() + " but the mask \"" + mask.getTitle() + "\" is " + mask.getWidth() + "x"
+                    + mask.getHeight() + "x" + mask.getStackSize() + "; they must have the same size.";
+        if (bad == null && (marker.getNChannels() != mask.getNChannels() || marker.getNSlices() != mask.getNSlices()
+                || marker.getNFrames() != mask.getNFrames()))
+            bad = "The marker \"" + marker.getTitle() + "\" has " + dims(marker) + " but the mask \"" + mask.getTitle()
+                    + "\" has " + dims(mask) + "; give both the same dimensions (Image>Properties).";
         boolean threeD = stack3d && mask.getNSlices() > 1;
         if (bad == null)
-            bad = IwppRun.checkConnectivity(conn, threeD);
+            bad = IwppRun.checkConnectivity(conn, threeD, mask);
+        if (bad == null)
+            bad = IwppRun.checkNaN(marker);
+        if (bad == null)
+            bad = IwppRun.checkNaN(mask);
         if (bad != null) {
             IwppRun.error(NAME, bad);
             return;
@@ -92,15 +105,20 @@ public class ReconstructionCommand implements PlugIn {
                         for (int i = 0; i < idx.length; i++)
                             outStack.setPixels(res[i], idx[i]);
                     }
-                });
+                }, "marker", marker.getTitle(), "mask", mask.getTitle());
         if (t == null)
             return;
-        ImagePlus out = IwppRun.result(marker, "rec", outStack);
-        if (mask.getBitDepth() != 32)
-            out.setLut(mask.getProcessor().getLut());
+        /* the title names the marker; calibration, LUTs, display range and composite mode are the mask's */
+        ImagePlus out = IwppRun.result(marker, mask, "rec", outStack, IwppRun.SAME_VALUES);
         IwppRun.show(out);
         IwppRun.logDone(NAME, marker, t, "mask " + mask.getTitle() + ", connectivity " + conn + ", by "
-                + OPERATIONS[mode] + (mask.getStackSize() > 1 ? (threeD ? ", 3D" : ", slice by slice") : ""));
+                + OPERATIONS[mode] + (mask.getStackSize() > 1 ? (threeD ? ", 3D" : ", slice by slice") : ""),
+                common[2] == 1);
+    }
+
+    private static String dims(ImagePlus imp) {
+        return imp.getNChannels() + " channel(s) x " + imp.getNSlices() + " slice(s) x " + imp.getNFrames()
+                + " frame(s)";
     }
 
     private static int indexOf(String[] a, String s) {

@@ -66,6 +66,7 @@ public class SettingsCommand implements PlugIn {
         o.addNumber("Memory budget (MB of GPU memory per call, 0 = all free)", mb, mb == Math.floor(mb) ? 0 : 3);
         o.addChoice("Workers (who shares the tiles of one image)", IwppRun.WORKER_CHOICES, IwppRun.prefWorkers());
         o.addString("List (custom workers, e.g. gpu*2,cpu*4)", IwppRun.prefWorkerList(), 24);
+        o.addCheckbox("Verbose (log the timing of every call; off: a status line only)", IwppRun.prefVerbose());
         StringBuilder sb = new StringBuilder();
         sb.append("Images whose working set exceeds the budget run through tiles (same results);\n"
                 + "on the CPU backend the budget cuts the image into tiles as well.\n"
@@ -84,15 +85,16 @@ public class SettingsCommand implements PlugIn {
         String workers = o.getNextChoice();
         String list = o.getNextString();
         list = list == null ? "" : list.trim();
+        boolean verbose = o.getNextBoolean();
         String bad = null;
         if (o.error() != null)
             bad = o.error();
         else if (o.invalidNumber())
             bad = "a number in the dialog is not valid.";
         else if (!(threads >= 0 && threads <= IwppNative.MAX_THREADS) || threads != Math.floor(threads))
-            bad = "threads must be a whole number from 0 (all cores) to " + IwppNative.MAX_THREADS + ".";
+            bad = "Threads must be a whole number from 0 (all cores) to " + IwppNative.MAX_THREADS + ".";
         else if (!(memoryMb >= 0 && memoryMb <= IwppRun.MAX_MEMORY_MB))
-            bad = "memory must be a budget in MB from 0 (all free GPU memory) upwards, not " + memoryMb + ".";
+            bad = "The memory budget must be a budget in MB from 0 (all free GPU memory) upwards, not " + memoryMb + ".";
         else if (workers.equals(IwppRun.WORKER_CHOICES[IwppRun.CUSTOM_WORKERS]) && list.isEmpty())
             bad = "workers=[custom list] needs a list, e.g. list=gpu*2,cpu*4 (items: gpu, cuda:D, opencl:D, "
                     + "all-gpus, cpu, each optionally *N).";
@@ -118,11 +120,13 @@ public class SettingsCommand implements PlugIn {
         Prefs.set(IwppRun.PREF_MEMORY_MB, memoryMb);
         Prefs.set(IwppRun.PREF_WORKERS, workers);
         Prefs.set(IwppRun.PREF_WORKER_LIST, list);
+        Prefs.set(IwppRun.PREF_VERBOSE, verbose);
         IJ.log("IWPP settings: backend " + backend + ", device " + device + ", CPU threads "
                 + ((int) threads == 0 ? "all" : String.valueOf((int) threads)) + ", memory budget "
                 + (memoryMb == 0 ? "all free GPU memory" : IJ.d2s(memoryMb, memoryMb == Math.floor(memoryMb) ? 0 : 3)
                         + " MB")
                 + ", workers " + workers + (spec != null ? " (" + spec + ")" : "") + " (runs on "
-                + IwppNative.backendName(ctx[0]) + (ctx[1] != 0 ? " device " + ctx[1] : "") + ")");
+                + IwppNative.backendName(ctx[0]) + (ctx[1] != 0 ? " device " + ctx[1] : "") + ")"
+                + (verbose ? ", verbose log" : ", quiet log") + ".");
     }
 }
