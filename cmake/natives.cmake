@@ -71,7 +71,11 @@ function(iwpp_cross_jni)
     iwpp_zig_link_jni(${out}/libiwpp_jni.so ${IWPP_ZIG_TARGET})
     add_custom_target(iwpp_jni ALL DEPENDS ${out}/libiwpp_jni.so)
   else()
-    add_library(iwpp_jni MODULE $<TARGET_OBJECTS:iwpp_jni_glue>)
+    if(APPLE)
+      add_library(iwpp_jni SHARED $<TARGET_OBJECTS:iwpp_jni_glue>) # a dylib: zig links no -bundle
+    else()
+      add_library(iwpp_jni MODULE $<TARGET_OBJECTS:iwpp_jni_glue>)
+    endif()
     target_link_libraries(iwpp_jni PRIVATE iwpp_static Threads::Threads)
     set_target_properties(iwpp_jni PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${out} RUNTIME_OUTPUT_DIRECTORY ${out}
                                               OUTPUT_NAME iwpp_jni)
@@ -179,7 +183,13 @@ function(iwpp_jar_natives_build)
   endif()
 
   get_target_property(jni_header_dir iwpp_jni_headers INTERFACE_INCLUDE_DIRECTORIES)
+  # The OpenCL headers alone (not the rest of /usr/include, which is this system's libc).
   find_path(IWPP_HOST_OPENCL_INCLUDE NAMES CL/cl.h)
+  set(ocl_include "")
+  if(IWPP_HOST_OPENCL_INCLUDE)
+    set(ocl_include ${CMAKE_BINARY_DIR}/natives/opencl-include)
+    file(COPY ${IWPP_HOST_OPENCL_INCLUDE}/CL DESTINATION ${ocl_include})
+  endif()
   if(NOT IWPP_CMOCKA_SOURCE_DIR)
     file(GLOB _cm LIST_DIRECTORIES true /usr/local/src/iwpp/cmocka-*)
     foreach(d IN LISTS _cm)
@@ -206,7 +216,7 @@ function(iwpp_jar_natives_build)
       -DIWPP_BUILD_BENCH:BOOL=OFF
       -DIWPP_JNI_INCLUDE_DIRS:STRING=${jni_md}|${JAVA_INCLUDE_PATH}
       -DIWPP_JNI_HEADER_DIR:PATH=${jni_header_dir}
-      -DIWPP_OPENCL_INCLUDE_DIR:PATH=${IWPP_HOST_OPENCL_INCLUDE}
+      -DIWPP_OPENCL_INCLUDE_DIR:PATH=${ocl_include}
       -DIWPP_TEST_CPU_THREADS:STRING=${IWPP_CROSS_TEST_THREADS})
     set(deps iwpp_plugin_classes)
     set(tests OFF)
@@ -250,7 +260,7 @@ function(iwpp_jar_natives_build)
       BUILD_BYPRODUCTS ${base}/jni/${file})
     if(tests)
       add_test(NAME cross_${p}_c_suite
-               COMMAND ${CMAKE_CTEST_COMMAND} --test-dir ${base} --output-on-failure)
+               COMMAND ${CMAKE_CTEST_COMMAND} --test-dir ${base} --output-on-failure -j 2)
       set_tests_properties(cross_${p}_c_suite PROPERTIES TIMEOUT 1800 LABELS "cross"
                            ENVIRONMENT "WINEDEBUG=-all")
     endif()
