@@ -1,11 +1,44 @@
-/* loader.c - dlopen the OpenCL ICD loader and resolve the functions we use. */
+/* loader.c - open the OpenCL ICD loader at run time and resolve the functions we use:
+ * libOpenCL.so.1 (Linux), OpenCL.dll (Windows), the OpenCL framework (macOS). */
 #define _POSIX_C_SOURCE 200809L
 #include "loader.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#ifdef _WIN32
+#include <windows.h>
+typedef HMODULE lib_handle;
+static lib_handle lib_open(const char *name) { return LoadLibraryA(name); }
+static void *lib_sym(lib_handle h, const char *name)
+{
+    FARPROC f = GetProcAddress(h, name);
+    void *p;
+    memcpy(&p, &f, sizeof p);
+    return p;
+}
+static void lib_close(lib_handle h) { FreeLibrary(h); }
+static const char *lib_error(void) { return "LoadLibrary failed"; }
+#define IWPP_OCL_NAMES {"OpenCL.dll"}
+#define IWPP_OCL_WANTED "OpenCL.dll"
+#define IWPP_OCL_HINT "install your GPU's driver (it brings OpenCL.dll)"
+#else
+#include <dlfcn.h>
+typedef void *lib_handle;
+static lib_handle lib_open(const char *name) { return dlopen(name, RTLD_NOW | RTLD_LOCAL); }
+static void *lib_sym(lib_handle h, const char *name) { return dlsym(h, name); }
+static void lib_close(lib_handle h) { dlclose(h); }
+static const char *lib_error(void) { return dlerror(); }
+#ifdef __APPLE__
+#define IWPP_OCL_NAMES {"/System/Library/Frameworks/OpenCL.framework/OpenCL", "libOpenCL.dylib"}
+#define IWPP_OCL_WANTED "the OpenCL framework"
+#define IWPP_OCL_HINT "macOS ships it in /System/Library/Frameworks"
+#else
+#define IWPP_OCL_NAMES {"libOpenCL.so.1", "libOpenCL.so"}
+#define IWPP_OCL_WANTED "libOpenCL.so.1"
+#define IWPP_OCL_HINT "install an OpenCL runtime, e.g. ocl-icd-libopencl1 with pocl-opencl-icd or a GPU driver"
+#endif
+#endif
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static iwpp_ocl_api g_api;
@@ -14,25 +47,23 @@ static char g_why[512];
 
 static void load_once(void)
 {
-    const char *names[] = {"libOpenCL.so.1", "libOpenCL.so"};
-    void *lib = NULL;
+    const char *names[] = IWPP_OCL_NAMES;
+    lib_handle lib = NULL;
     for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib; ++i)
-        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        lib = lib_open(names[i]);
     if (!lib) {
-        const char *e = dlerror();
-        snprintf(g_why, sizeof g_why,
-                 "OpenCL: no ICD loader found (libOpenCL.so.1 missing: %s); install an OpenCL "
-                 "runtime, e.g. ocl-icd-libopencl1 with pocl-opencl-icd or a GPU driver",
-                 e ? e : "dlopen failed");
+        const char *e = lib_error();
+        snprintf(g_why, sizeof g_why, "OpenCL: no ICD loader found (%s missing: %s); %s",
+                 IWPP_OCL_WANTED, e ? e : "cannot open it", IWPP_OCL_HINT);
         return;
     }
 #define IWPP_OCL_RESOLVE(name)                                                                     \
     {                                                                                              \
-        void *sym = dlsym(lib, #name);                                                             \
+        void *sym = lib_sym(lib, #name);                                                             \
         if (!sym) {                                                                                \
             snprintf(g_why, sizeof g_why,                                                          \
                      "OpenCL: the ICD loader lacks %s (an OpenCL 1.2 loader is needed)", #name);   \
-            dlclose(lib);                                                                          \
+            lib_close(lib);                                                                        \
             return;                                                                                \
         }                                                                                          \
         memcpy(&g_api.name, &sym, sizeof sym);                                                     \

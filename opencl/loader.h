@@ -1,6 +1,6 @@
 /*
  * loader.h - the OpenCL entry points this backend uses, resolved at run time
- * from the ICD loader (libOpenCL.so.1) with dlopen, so that libiwpp has no
+ * from the ICD loader (libOpenCL.so.1, OpenCL.dll, the macOS framework), so that libiwpp has no
  * link-time dependency on OpenCL and loads on machines without it.
  */
 #ifndef IWPP_OCL_LOADER_H
@@ -9,8 +9,10 @@
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 120
 #endif
-#ifdef __APPLE__
+#if defined(__APPLE__) && !defined(__has_include)
 #include <OpenCL/cl.h>
+#elif defined(__APPLE__) && !__has_include(<CL/cl.h>)
+#include <OpenCL/cl.h> /* Apple's SDK; cross builds use the Khronos headers (CL/cl.h) */
 #else
 #include <CL/cl.h>
 #endif

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds everything that this machine can build and runs the whole test suite
-# (C/CMocka on every built backend, JUnit, headless ImageJ macros); then builds the C library
+# (C/CMocka on every built backend, JUnit, headless ImageJ macros, the cross-built linux-aarch64
+# and windows-x86_64 C suites under qemu and wine) and checks the jar's native libraries
+# (scripts/check_natives.sh); then builds the C library
 # and its tests again with AddressSanitizer + UndefinedBehaviorSanitizer (CPU and OpenCL; no
 # CUDA: its driver clashes with ASan's shadow memory; no Java) and runs the C suite there.
 # Any sanitizer report fails the run.
@@ -14,6 +16,10 @@ jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "$@"
 cmake --build "$build" -j "$jobs"
 ctest --test-dir "$build" --output-on-failure -j "$jobs"
+# The jar's native libraries: all five platforms, glibc <= 2.17, no stray dependencies.
+if [ -f "$build/IWPP_Plugin.jar" ]; then
+  scripts/check_natives.sh "$build/IWPP_Plugin.jar"
+fi
 
 if [ "${SANITIZE:-1}" != 0 ]; then
   san=${SAN_BUILD_DIR:-build-asan}

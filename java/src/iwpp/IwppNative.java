@@ -43,15 +43,7 @@
  */
 package iwpp;
 
-import java.io.ByteArrayOutputStream;
-import java.io.File;
-import java.io.FileOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.nio.file.Files;
-import java.nio.file.StandardCopyOption;
-import java.util.zip.CRC32;
 
 public final class IwppNative {
 
@@ -90,9 +82,8 @@ public final class IwppNative {
         boolean update(double fraction);
     }
 
-    /** Resource path of the native library inside the plugin jar. */
-    public static final String RESOURCE_DIR = "/native/linux-x86_64/";
-    public static final String LIBRARY_NAME = "iwpp_jni";
+    /** Base name of the native library (libiwpp_jni.so, iwpp_jni.dll, libiwpp_jni.dylib). */
+    public static final String LIBRARY_NAME = NativeLoader.LIBRARY_NAME;
 
     private static final String BACKEND_NAMES[] = { "auto", "cpu", "cuda", "opencl" };
 
@@ -101,7 +92,12 @@ public final class IwppNative {
 
     static {
         try {
-            location = loadLibrary();
+            String loaded = NativeLoader.load(VERSION);
+            /* the file's marker said VERSION; the code in it must say so too */
+            String v = version();
+            if (!VERSION.equals(v))
+                throw new IOException(loaded + " reports version " + v + ", this plugin is " + VERSION);
+            location = loaded;
         } catch (Throwable t) {
             loadError = t;
         }
@@ -313,109 +309,13 @@ public final class IwppNative {
 
     /* ----------------------------------------------------------- the loader */
 
-    /**
-     * Load order: the file named by -Diwpp.jni.library; libiwpp_jni.so on
-     * java.library.path or in Fiji's lib/linux64; else the copy inside this jar,
-     * extracted once to ~/.cache/iwpp/VERSION/ (or $XDG_CACHE_HOME/iwpp/VERSION/).
-     */
-    private static String loadLibrary() throws IOException {
-        String explicit = System.getProperty("iwpp.jni.library");
-        if (explicit != null && !explicit.isEmpty()) {
-            File f = new File(explicit);
-            System.load(f.getAbsolutePath());
-            return f.getAbsolutePath();
-        }
-        String file = System.mapLibraryName(LIBRARY_NAME);
-        String path = System.getProperty("java.library.path", "");
-        for (String dir : path.split(File.pathSeparator)) {
-            if (dir.isEmpty())
-                continue;
-            File f = new File(dir, file);
-            if (f.isFile())
-                return loadFile(f);
-        }
-        for (String prop : new String[] { "fiji.dir", "ij.dir" }) {
-            String root = System.getProperty(prop);
-            if (root == null)
-                continue;
-            File f = new File(new File(new File(root, "lib"), "linux64"), file);
-            if (f.isFile())
-                return loadFile(f);
-        }
-        return loadFile(extractFromJar(file));
+    /** The jar's folder name for this JVM's platform (e.g. "linux-x86_64"), or null if it has none. */
+    public static String platform() {
+        return NativeLoader.platform(System.getProperty("os.name"), System.getProperty("os.arch"));
     }
 
-    private static String loadFile(File f) throws IOException {
-        String abs = f.getAbsolutePath();
-        try {
-            System.load(abs);
-            return abs;
-        } catch (UnsatisfiedLinkError e) {
-            String m = String.valueOf(e.getMessage());
-            if (!m.contains("another classloader"))
-                throw e;
-            /* ImageJ re-created its plugin class loader (e.g. after Help>Refresh
-             * Menus): a JVM loads one file in one class loader only, so load a copy. */
-            File copy = File.createTempFile("libiwpp_jni-", ".so", f.getParentFile());
-            copy.deleteOnExit();
-            Files.copy(f.toPath(), copy.toPath(), StandardCopyOption.REPLACE_EXISTING);
-            System.load(copy.getAbsolutePath());
-            return copy.getAbsolutePath();
-        }
-    }
-
-    private static File extractFromJar(String file) throws IOException {
-        String os = System.getProperty("os.name", "").toLowerCase();
-        String arch = System.getProperty("os.arch", "");
-        if (!os.contains("linux") || !(arch.equals("amd64") || arch.equals("x86_64")))
-            throw new IOException("this plugin carries a native library for linux-x86_64 only, not for "
-                    + os + "-" + arch + "; put a " + file + " built for this system on java.library.path");
-        byte[] bytes;
-        InputStream in = IwppNative.class.getResourceAsStream(RESOURCE_DIR + file);
-        if (in == null)
-            throw new IOException("the jar holds no " + RESOURCE_DIR + file
-                    + " and no " + file + " was found on java.library.path");
-        try {
-            ByteArrayOutputStream buf = new ByteArrayOutputStream(1 << 20);
-            byte[] chunk = new byte[1 << 16];
-            for (int n; (n = in.read(chunk)) > 0;)
-                buf.write(chunk, 0, n);
-            bytes = buf.toByteArray();
-        } finally {
-            in.close();
-        }
-        CRC32 crc = new CRC32();
-        crc.update(bytes, 0, bytes.length);
-        String base = System.getenv("XDG_CACHE_HOME");
-        File cache = (base != null && !base.isEmpty()) ? new File(base)
-                : new File(System.getProperty("user.home"), ".cache");
-        File dir = new File(new File(cache, "iwpp"), VERSION);
-        /* The checksum in the name tells builds of one version apart, so an
-         * existing file is never rewritten while another JVM may have it mapped. */
-        File target = new File(dir, String.format("lib%s-%08x.so", LIBRARY_NAME, crc.getValue()));
-        if (target.isFile() && target.length() == bytes.length)
-            return target;
-        if (!dir.isDirectory() && !dir.mkdirs() && !dir.isDirectory())
-            throw new IOException("cannot create the cache folder " + dir);
-        File tmp = File.createTempFile("extract-", ".tmp", dir);
-        try {
-            OutputStream out = new FileOutputStream(tmp);
-            try {
-                out.write(bytes);
-            } finally {
-                out.close();
-            }
-            try {
-                Files.move(tmp.toPath(), target.toPath(), StandardCopyOption.ATOMIC_MOVE);
-            } catch (IOException e) {
-                /* another JVM may have put it there first */
-                if (!(target.isFile() && target.length() == bytes.length))
-                    throw e;
-            }
-        } finally {
-            if (tmp.exists() && !tmp.delete())
-                tmp.deleteOnExit();
-        }
-        return target;
+    /** What the loader skipped or fell back from (libraries of another version, an unwritable cache). */
+    public static java.util.List<String> loaderNotes() {
+        return NativeLoader.notes();
     }
 }

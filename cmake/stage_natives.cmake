@@ -1,0 +1,15 @@
+# stage_natives.cmake - cmake -DSTAGE=<dir> -DNATIVES=<platform|file,...> -P stage_natives.cmake
+# Copies each platform's native library to <dir>/<platform>/ for the plugin jar.
+string(REPLACE "," ";" entries "${NATIVES}")
+file(REMOVE_RECURSE ${STAGE})
+foreach(e IN LISTS entries)
+  string(REPLACE "|" ";" pair "${e}")
+  list(GET pair 0 platform)
+  list(GET pair 1 file)
+  if(NOT EXISTS "${file}")
+    message(FATAL_ERROR "stage_natives: ${platform}: ${file} was not built")
+  endif()
+  file(COPY ${file} DESTINATION ${STAGE}/${platform})
+  get_filename_component(name ${file} NAME)
+  message(STATUS "jar: native/${platform}/${name}")
+endforeach()
