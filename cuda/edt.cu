@@ -476,6 +476,269 @@ __global__ void __launch_bounds__(THREADS) edt_rows(const int32_t *__restrict__ 
     }
 }
 
+/* ---- Pass C by merged band envelopes (picture-independent work) ----
+ * One block per row, everything in shared memory; the method of opencl/edt_exact.cl:
+ *   1. the row's f (2D: the site row of each column as a uint16, f re-formed; 3D: f itself);
+ *   2. each band of RB_S sites: its lower envelope (the CPU's intersection test), a stack of
+ *      offsets of which a range [lo, hi) is live;
+ *   3. log2(bands) levels of merges: neighbouring groups of bands are joined by their bridge
+ *      (lower common tangent, each parabola a point of the lifted space); the left group loses
+ *      a suffix, the right one a prefix, so each band keeps a contiguous range and the bands of
+ *      a group are chained (prv/nxt) past emptied ones. A whole band goes with one test ("hidden"
+ *      is monotone along a convex chain), else a binary search inside the band finds the end:
+ *      a merge costs O(bands dropped + log RB_S) whatever the picture;
+ *   4. the surviving sites are compacted into E[0..m);
+ *   5. each pixel binary-searches E (values along the envelope are unimodal at x) and forms
+ *      d2 = f + ((x - p) * hx)^2, the CPU's expression: any true minimiser gives its distance.
+ * Shared memory (env_smem_bytes): sites, E (2 W), prv, nxt, gF, gL (int16 NB each), pre
+ * (uint16 NB), cs (uint16 NC + 1), lo, hi (uint8 NB), stk (uint8 32 NB); W <= 65535, 2D h < 65535. */
+#define EM_NONE 0xFFFF
+
+static inline size_t env_smem_bytes(int64_t w, bool is3)
+{
+    const size_t nb = (size_t)((w + RB_S - 1) / RB_S), nc = (nb + 7) / 8;
+    const size_t sb = ((is3 ? 8 : 2) * (size_t)RB_PAD(w) + 7) & ~(size_t)7;
+    return sb + 2 * (size_t)w + 2 * 4 * nb + 2 * nb + 2 * (nc + 1) + 2 * nb + RB_S * nb;
+}
+
+template <bool IS3> struct em_line {
+    const uint16_t *su;
+    const double *sd;
+    unsigned char *stk, *lo, *hi;
+    int16_t *prv, *nxt;
+    int NB, y;
+    double hy, h2;
+    __device__ __forceinline__ double f(int p) const
+    {
+        if (IS3) return sd[RB_PAD(p)];
+        const uint16_t c = su[RB_PAD(p)];
+        if (c == EM_NONE) return INFINITY;
+        const double t = (double)(y - (int)c) * hy;
+        return t * t;
+    }
+    __device__ __forceinline__ int pos(int b, int k) const { return b * RB_S + stk[k * NB + b]; }
+    /* whether p (between pp on its left and q on its right) is hidden: the CPU's test */
+    __device__ __forceinline__ bool hidden(int pp, int p, int q) const
+    {
+        const double fq = f(q), fp = f(p), fpp = f(pp);
+        const double num = (fq - fp) + h2 * (double)((int64_t)(q - p) * (q + p));
+        const double den = 2.0 * h2 * (double)(q - p);
+        const double zn = (fp - fpp) + h2 * (double)((int64_t)(p - pp) * (p + pp));
+        const double zd = 2.0 * h2 * (double)(p - pp);
+        return !(num * zd > zn * den);
+    }
+    /* drops the suffix of the left group (last band ab, first band fa) hidden behind q */
+    __device__ bool pop_left(int fa, int &ab, int q) const
+    {
+        bool changed = false;
+        for (;;) {
+            const int b = ab, l = lo[b], e = hi[b];
+            if (b != fa) {
+                const int pb = prv[b];
+                if (hidden(pos(pb, hi[pb] - 1), pos(b, l), q)) {
+                    hi[b] = (unsigned char)l;
+                    ab = pb;
+                    changed = true;
+                    continue;
+                }
+            }
+            int a = l + 1, c = e;
+            while (a < c) {
+                const int mid = (a + c) >> 1;
+                if (hidden(pos(b, mid - 1), pos(b, mid), q))
+                    c = mid;
+                else
+                    a = mid + 1;
+            }
+            if (a < e) {
+                hi[b] = (unsigned char)a;
+                changed = true;
+            }
+            return changed;
+        }
+    }
+    /* drops the prefix of the right group (first band bb, last band lb) hidden behind p */
+    __device__ bool pop_right(int lb, int &bb, int p) const
+    {
+        bool changed = false;
+        for (;;) {
+            const int b = bb, l = lo[b], e = hi[b];
+            if (b != lb) {
+                const int nb = nxt[b];
+                if (hidden(p, pos(b, e - 1), pos(nb, lo[nb]))) {
+                    lo[b] = (unsigned char)e;
+                    bb = nb;
+                    changed = true;
+                    continue;
+                }
+            }
+            int a = l, c = e - 1;
+            while (a < c) {
+                const int mid = (a + c) >> 1;
+                if (hidden(p, pos(b, mid), pos(b, mid + 1)))
+                    a = mid + 1;
+                else
+                    c = mid;
+            }
+            if (a > l) {
+                lo[b] = (unsigned char)a;
+                changed = true;
+            }
+            return changed;
+        }
+    }
+    __device__ void merge(int16_t *gF, int16_t *gL, int bl, int br) const
+    {
+        const int fr = gF[br];
+        if (fr < 0) return;
+        const int fl = gF[bl];
+        if (fl < 0) {
+            gF[bl] = (int16_t)fr;
+            gL[bl] = gL[br];
+            return;
+        }
+        int ab = gL[bl], bb = fr;
+        const int lr = gL[br];
+        for (;;) {
+            bool ch = pop_left(fl, ab, pos(bb, lo[bb]));
+            ch |= pop_right(lr, bb, pos(ab, hi[ab] - 1));
+            if (!ch) break;
+        }
+        nxt[ab] = (int16_t)bb;
+        prv[bb] = (int16_t)ab;
+        gL[bl] = (int16_t)lr;
+    }
+};
+
+template <bool IS3>
+__global__ void __launch_bounds__(RB_THREADS) edt_rows_env(const int32_t *__restrict__ ny,
+                                                           const int32_t *__restrict__ nz, float *__restrict__ dist,
+                                                           int64_t *__restrict__ nearest, int64_t w, int64_t h,
+                                                           int64_t rows, double hx, double hy, double hz)
+{
+    extern __shared__ double em_smem[];
+    const int W = (int)w, NB = (W + RB_S - 1) / RB_S, NC = (NB + 7) / 8;
+    const int sbytes = ((IS3 ? 8 : 2) * RB_PAD(W) + 7) & ~7;
+    unsigned char *base8 = (unsigned char *)em_smem;
+    uint16_t *su = (uint16_t *)em_smem;
+    uint16_t *E = (uint16_t *)(base8 + sbytes);
+    int16_t *prv = (int16_t *)(E + W), *nxt = prv + NB, *gF = nxt + NB, *gL = gF + NB;
+    uint16_t *pre = (uint16_t *)(gL + NB), *cs = pre + NB;
+    unsigned char *lo = (unsigned char *)(cs + NC + 1), *hi = lo + NB, *stk = hi + NB;
+    em_line<IS3> L;
+    L.su = su;
+    L.sd = em_smem;
+    L.stk = stk;
+    L.lo = lo;
+    L.hi = hi;
+    L.prv = prv;
+    L.nxt = nxt;
+    L.NB = NB;
+    L.hy = hy;
+    L.h2 = hx * hx;
+    const int tid = threadIdx.x, nth = blockDim.x;
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const int64_t rb = row * w;
+        const int y = (int)(row % h), z = (int)(row / h);
+        L.y = y;
+        __syncthreads();
+        for (int x = tid; x < W; x += nth) {
+            const int32_t cy = ny[rb + x];
+            if (IS3) {
+                double f = INFINITY;
+                if (cy != NO_SITE) {
+                    const double tz = (double)(z - nz[rb + x]) * hz;
+                    const double ty = (double)(y - cy) * hy;
+                    f = tz * tz + ty * ty;
+                }
+                em_smem[RB_PAD(x)] = f;
+            } else {
+                su[RB_PAD(x)] = cy == NO_SITE ? (uint16_t)EM_NONE : (uint16_t)cy;
+            }
+        }
+        __syncthreads();
+        for (int b = tid; b < NB; b += nth) {
+            const int l0 = b * RB_S, l1 = l0 + RB_S < W ? l0 + RB_S : W;
+            int k = -1;
+            for (int q = l0; q < l1; ++q) {
+                if (L.f(q) == INFINITY) continue;
+                while (k >= 1 && L.hidden(l0 + stk[(k - 1) * NB + b], l0 + stk[k * NB + b], q)) --k;
+                ++k;
+                stk[k * NB + b] = (unsigned char)(q - l0);
+            }
+            lo[b] = 0;
+            hi[b] = (unsigned char)(k + 1);
+            gF[b] = gL[b] = (int16_t)(k >= 0 ? b : -1);
+        }
+        for (int s = 1; s < NB; s <<= 1) {
+            __syncthreads();
+            for (int t = tid; t * 2 * s + s < NB; t += nth) L.merge(gF, gL, t * 2 * s, t * 2 * s + s);
+        }
+        __syncthreads();
+        for (int t = tid; t < NC; t += nth) {
+            int sum = 0;
+            const int e = t * 8 + 8 < NB ? t * 8 + 8 : NB;
+            for (int b = t * 8; b < e; ++b) sum += hi[b] - lo[b];
+            cs[t] = (uint16_t)sum;
+        }
+        __syncthreads();
+        if (tid == 0) {
+            int run = 0;
+            for (int t = 0; t < NC; ++t) {
+                const int c = cs[t];
+                cs[t] = (uint16_t)run;
+                run += c;
+            }
+            cs[NC] = (uint16_t)run;
+        }
+        __syncthreads();
+        for (int t = tid; t < NC; t += nth) {
+            int run = cs[t];
+            const int e = t * 8 + 8 < NB ? t * 8 + 8 : NB;
+            for (int b = t * 8; b < e; ++b) {
+                pre[b] = (uint16_t)run;
+                run += hi[b] - lo[b];
+            }
+        }
+        __syncthreads();
+        for (int t = tid; t < NB * RB_S; t += nth) {
+            const int b = t % NB, k = t / NB;
+            if (k >= lo[b] && k < hi[b]) E[pre[b] + k - lo[b]] = (uint16_t)(b * RB_S + stk[k * NB + b]);
+        }
+        __syncthreads();
+        const int m = cs[NC];
+        for (int x = tid; x < W; x += nth) {
+            double best = INFINITY;
+            int bi = -1;
+            if (m > 0) {
+                int a = 0, c = m - 1;
+                while (a < c) {
+                    const int mid = (a + c) >> 1;
+                    const int p0 = E[mid], p1 = E[mid + 1];
+                    const double t0 = (double)(x - p0) * hx, t1 = (double)(x - p1) * hx;
+                    if (L.f(p1) + t1 * t1 < L.f(p0) + t0 * t0)
+                        a = mid + 1;
+                    else
+                        c = mid;
+                }
+                bi = E[a];
+                const double t = (double)(x - bi) * hx;
+                best = L.f(bi) + t * t;
+            }
+            dist[rb + x] = (float)sqrt(best);
+            if (nearest) {
+                if (bi < 0) {
+                    nearest[rb + x] = -1;
+                } else {
+                    const int64_t sy = IS3 ? (int64_t)ny[rb + bi] : (int64_t)su[RB_PAD(bi)];
+                    const int64_t sz = IS3 ? (int64_t)nz[rb + bi] : 0;
+                    nearest[rb + x] = (int64_t)bi + w * (sy + h * sz);
+                }
+            }
+        }
+    }
+}
+
 /* ---- Pass B (3D, along y), column tiles ----
  * One block per tile of TX consecutive columns (x0 .. x0+TX-1) of one slice z: the TX lines of h
  * pixels along y are solved together with the banded envelopes of pass C, each line with its own
@@ -972,10 +1235,15 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     const int wb_seg = wb_want > 0 ? (int)(wb_want < (1 << 24) ? wb_want : (1 << 24)) : WB_SEG_DEFAULT;
     const int64_t wb_max = (int64_t)INT32_MAX - 64; /* positions and band ends stay in int */
     /* pass C row-parallel when a row's working set fits in shared memory */
-    const size_t rb_bytes = rb_smem_bytes(w);
+    const size_t rb_bytes = rb_smem_bytes(w), env_bytes = env_smem_bytes(w, d > 1);
+    /* merged band envelopes (edt_rows_env) wherever a row fits in shared memory and positions and
+     * 2D site rows fit in 16 bits; IWPP_CUDA_EDT_ROWS=banded keeps the older banded query */
+    const char *rows_env_var = getenv("IWPP_CUDA_EDT_ROWS");
+    const bool rows_env = wb_want <= 0 && !(rows_env_var && strcmp(rows_env_var, "banded") == 0) &&
+                          w <= 65535 && (d > 1 || h < 65535) && env_bytes <= st->smem_optin;
     const bool rows_fit = rb_bytes <= st->smem_optin && w < 0x7FFFFFFF;
-    const bool rows_fast = rows_fit && (wb_want == 0 || (wb_want < 0 && w < WB_AUTO_MIN_W));
-    const bool rows_wide = !rows_fast && wb_want != 0 && w <= wb_max;
+    const bool rows_fast = !rows_env && rows_fit && (wb_want == 0 || (wb_want < 0 && w < WB_AUTO_MIN_W));
+    const bool rows_wide = !rows_env && !rows_fast && wb_want != 0 && w <= wb_max;
     /* pass B by column tiles when one line of h fits in shared memory: TX lines per tile, the
      * largest power of two up to 32 whose tile stays within CB_TARGET_SMEM (at least 1), no wider
      * than the image; IWPP_CUDA_EDT_COL_TILE (1..32) overrides it for measurements, 0 selects
@@ -1002,7 +1270,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         maxlen = h;
         maxlines = lines_b;
     }
-    if (!rows_fast && !rows_wide) {
+    if (!rows_env && !rows_fast && !rows_wide) {
         if (w > maxlen) maxlen = w;
         if (lines_c > maxlines) maxlines = lines_c;
     }
@@ -1077,6 +1345,20 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         rb_grid = cu_blocks(lines_c, 1, st->sms * occ * 4);
     }
 
+    unsigned env_grid = 1, env_threads = RB_THREADS;
+    void (*env_kern)(const int32_t *, const int32_t *, float *, int64_t *, int64_t, int64_t, int64_t, double, double,
+                     double) = d > 1 ? edt_rows_env<true> : edt_rows_env<false>;
+    if (rows_env) {
+        if (env_bytes > 48 * 1024)
+            CU_TRY(ctx, cu_allow_smem(st, env_kern), "configuring the distance transform's row kernel");
+        if (w < (int64_t)env_threads) env_threads = (unsigned)((w + 31) / 32 * 32);
+        int occ = 0;
+        CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, env_kern, RB_THREADS, env_bytes),
+               "sizing the distance transform's row kernel");
+        if (occ < 1) occ = 1;
+        env_grid = cu_blocks(lines_c, 1, st->sms * occ * 4);
+    }
+
     unsigned cb_grid = 1;
     const size_t cb_bytes = (size_t)cb_tx * cb_line;
     if (cols_fast) {
@@ -1146,7 +1428,11 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         ny = ny2;
         nz = nz2;
     }
-    if (rows_fast) {
+    if (rows_env) {
+        env_kern<<<env_grid, env_threads, env_bytes, s>>>(ny, nz, (float *)dist->ptr,
+                                                         nearest ? (int64_t *)nearest->ptr : NULL, w, h, lines_c,
+                                                         sp[0], sp[1], sp[2]);
+    } else if (rows_fast) {
         rb_kern<<<rb_grid, rb_threads, rb_bytes, s>>>(ny, nz, (float *)dist->ptr,
                                                        nearest ? (int64_t *)nearest->ptr : NULL, w, h, lines_c,
                                                        sp[0], sp[1], sp[2]);
@@ -1162,7 +1448,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     }
     if ((e = cu_timer_stop(ctx)) != IWPP_OK) return e;
     snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-exact-separable%s%s",
-             rows_fast ? "/banded-rows" : rows_wide ? "/wide-rows" : "",
+             rows_env ? "/merged-rows" : rows_fast ? "/banded-rows" : rows_wide ? "/wide-rows" : "",
              cols_fast ? "/banded-cols" : cols_wide ? "/wide-cols" : "");
     ctx->stats.rounds = d > 1 ? 3 : (h > 1 ? 2 : 1);
     return IWPP_OK;

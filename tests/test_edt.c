@@ -239,7 +239,7 @@ static void test_wide_rows(void **state)
  * global memory, a line over several blocks (cuda/edt.cu, edt_wbuild / edt_wquery).
  * IWPP_CUDA_EDT_WIDE=N forces that path on every line with segments of N pixels: 64 and 96 put
  * 2 and 3 bands in a segment, so these sizes cross segment, band and superband (1024 pixel)
- * boundaries in rows and, in 3D, in columns along y; then rows of 30000 pixels and columns of
+ * boundaries in rows and, in 3D, in columns along y; then rows of 70000 pixels and columns of
  * 30000 (3D), too long for shared memory on any current GPU, take it without the switch, and
  * IWPP_CUDA_EDT_WIDE=0 gives them the one-thread-per-line kernels. */
 static int cuda_wide_sparse(uint64_t seed, odims d, const double *sp)
@@ -285,7 +285,7 @@ static void test_cuda_wide_lines(void **state)
     (void)state;
     if (g_backend != IWPP_BACKEND_CUDA) skip();
     static const odims forced[] = {{2100, 3, 1}, {300, 5, 1}, {33, 2, 1}, {70, 4, 3}, {5, 1100, 2}, {2, 2, 40}};
-    const odims wide_row = {30000, 2, 1}, tall_col = {3, 30000, 2};
+    const odims wide_row = {70000, 2, 1}, tall_col = {3, 30000, 2};
     int fails = 0;
     setenv("IWPP_CUDA_EDT_WIDE", "64", 1);
     fails += random_cases(1100, forced, sizeof forced / sizeof forced[0]);
@@ -300,8 +300,9 @@ static void test_cuda_wide_lines(void **state)
     fails += cuda_wide_sparse(1301, wide_row, SP_ANISO2);
     fails += cuda_wide_sparse(1302, tall_col, SP_ANISO);
     fails += cuda_wide_variant(wide_row, "/wide-rows", 1);
-    fails += cuda_wide_variant(tall_col, "/banded-rows/wide-cols", 1);
-    fails += cuda_wide_variant((odims){400, 300, 1}, "/banded-rows", 1);
+    fails += cuda_wide_variant(tall_col, "/merged-rows/wide-cols", 1);
+    fails += cuda_wide_variant((odims){400, 300, 1}, "/merged-rows", 1);
+    fails += cuda_wide_variant((odims){30000, 2, 1}, "/merged-rows", 1);
     setenv("IWPP_CUDA_EDT_WIDE", "0", 1);
     fails += cuda_wide_sparse(1303, wide_row, SP_ANISO);
     fails += cuda_wide_sparse(1304, tall_col, NULL);
