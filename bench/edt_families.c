@@ -5,7 +5,7 @@
  *
  *   edt_families --sizes 1024,8192,16384,256^3,512^3 --backends cuda,opencl [--families all|a,b]
  *                [--reps 5] [--threads 16] [--csv FILE] [--dump DIR] [--dump-out-max PIXELS]
- *                [--nearest] [--no-check]
+ *                [--spacing hx,hy,hz] [--nearest] [--no-check]
  *
  * GPU times are iwpp_stats.compute_ms (device-resident: no host<->device transfers), the median
  * of --reps runs after one warm-up run; total_ms is the whole call. --dump DIR writes each input
@@ -86,7 +86,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: edt_families --sizes 1024,8192,256^3 [--backends cuda,opencl,cpu] "
                     "[--families all|name,...] [--reps N] [--threads N] [--csv FILE] [--dump DIR] "
-                    "[--dump-out-max PIXELS] [--nearest] [--no-check]\nfamilies:");
+                    "[--dump-out-max PIXELS] [--spacing hx,hy,hz] [--nearest] [--no-check]\nfamilies:");
     for (int i = 0; i < synth_edt_family_count(); ++i) fprintf(stderr, " %s", synth_edt_family_name(i));
     fprintf(stderr, "\n");
 }
@@ -97,6 +97,8 @@ int main(int argc, char **argv)
     const char *csv_path = NULL, *dump = NULL;
     int reps = 5, threads = 0, check = 1, want_nearest = 0;
     long long dump_out_max = 4096LL * 4096LL;
+    double spacing[3] = {1, 1, 1};
+    const double *sp = NULL; /* NULL: unit spacing */
     for (int i = 1; i < argc; ++i) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(k, "--no-check")) { check = 0; continue; }
@@ -111,6 +113,10 @@ int main(int argc, char **argv)
         else if (!strcmp(k, "--csv")) csv_path = v;
         else if (!strcmp(k, "--dump")) dump = v;
         else if (!strcmp(k, "--dump-out-max")) dump_out_max = atoll(v);
+        else if (!strcmp(k, "--spacing")) {
+            if (sscanf(v, "%lf,%lf,%lf", &spacing[0], &spacing[1], &spacing[2]) != 3) { usage(); return 2; }
+            sp = spacing;
+        }
         else { usage(); return 2; }
     }
     if (reps < 1) reps = 1;
@@ -214,7 +220,7 @@ int main(int argc, char **argv)
                 snprintf(path, sizeof path, "%s/in_%s_%s.npy", dump, fams[fi], sn);
                 if (imgio_write_npy(path, &bin) != 0) fprintf(stderr, "edt_families: cannot write %s\n", path);
             }
-            if (check && iwpp_distance_transform(ref_ctx, &bin, IWPP_EDT_EXACT, NULL, &vr, NULL) != IWPP_OK) {
+            if (check && iwpp_distance_transform(ref_ctx, &bin, IWPP_EDT_EXACT, sp, &vr, NULL) != IWPP_OK) {
                 fprintf(stderr, "edt_families: CPU reference %s %s: %s\n", sn, fams[fi], iwpp_error_message(ref_ctx));
                 ++failures;
                 continue;
@@ -227,7 +233,7 @@ int main(int argc, char **argv)
                 int ok = 1;
                 for (int r = -1; r < reps && ok; ++r) {
                     const double t0 = synth_now_ms();
-                    if (iwpp_distance_transform(c, &bin, IWPP_EDT_EXACT, NULL, &vd, near ? &vn : NULL) != IWPP_OK) {
+                    if (iwpp_distance_transform(c, &bin, IWPP_EDT_EXACT, sp, &vd, near ? &vn : NULL) != IWPP_OK) {
                         fprintf(stderr, "edt_families: %s %s %s: %s\n", sn, fams[fi], iwpp_backend_name(backs[b]),
                                 iwpp_error_message(c));
                         ok = 0;
