@@ -476,9 +476,10 @@ __global__ void __launch_bounds__(THREADS) edt_rows(const int32_t *__restrict__ 
     }
 }
 
-/* ---- Pass C by merged band envelopes (picture-independent work) ----
- * One block per row, everything in shared memory; the method of opencl/edt_exact.cl:
- *   1. the row's f (2D: the site row of each column as a uint16, f re-formed; 3D: f itself);
+/* ---- Pass C (and pass B in 3D) by merged band envelopes: work independent of the picture ----
+ * The method of opencl/edt_exact.cl, one line (a row, or a column along y) in shared memory:
+ *   1. the line's f (2D rows: the site row of each column as a uint16, f re-formed; 3D rows and
+ *      columns: f itself as a double);
  *   2. each band of RB_S sites: its lower envelope (the CPU's intersection test), a stack of
  *      offsets of which a range [lo, hi) is live;
  *   3. log2(bands) levels of merges: neighbouring groups of bands are joined by their bridge
@@ -489,28 +490,50 @@ __global__ void __launch_bounds__(THREADS) edt_rows(const int32_t *__restrict__ 
  *      a merge costs O(bands dropped + log RB_S) whatever the picture;
  *   4. the surviving sites are compacted into E[0..m);
  *   5. each pixel binary-searches E (values along the envelope are unimodal at x) and forms
- *      d2 = f + ((x - p) * hx)^2, the CPU's expression: any true minimiser gives its distance.
- * Shared memory (env_smem_bytes): sites, E (2 W), prv, nxt, gF, gL (int16 NB each), pre
- * (uint16 NB), cs (uint16 NC + 1), lo, hi (uint8 NB), stk (uint8 32 NB); W <= 65535, 2D h < 65535. */
+ *      d2 = f + ((x - p) * h)^2, the CPU's expression: any true minimiser gives its distance.
+ * Shared memory per line (em_bytes): sites, E (2 n), prv, nxt, gF, gL (int16 NB each), pre
+ * (uint16 NB), cs (uint16 NC + 1), lo, hi (uint8 NB), stk (uint8 32 NB); n <= 65535, and for
+ * 2D rows h < 65535. */
 #define EM_NONE 0xFFFF
+#define EM_MAX 65535
 
-static inline size_t env_smem_bytes(int64_t w, bool is3)
+static inline size_t em_bytes(int64_t n, bool dbl)
 {
-    const size_t nb = (size_t)((w + RB_S - 1) / RB_S), nc = (nb + 7) / 8;
-    const size_t sb = ((is3 ? 8 : 2) * (size_t)RB_PAD(w) + 7) & ~(size_t)7;
-    return sb + 2 * (size_t)w + 2 * 4 * nb + 2 * nb + 2 * (nc + 1) + 2 * nb + RB_S * nb;
+    const size_t nb = (size_t)((n + RB_S - 1) / RB_S), nc = (nb + 7) / 8;
+    const size_t sb = ((dbl ? 8 : 2) * (size_t)RB_PAD(n) + 7) & ~(size_t)7;
+    return ((sb + 2 * (size_t)n + 2 * 4 * nb + 2 * nb + 2 * (nc + 1) + 2 * nb + RB_S * nb) + 15) & ~(size_t)15;
 }
 
-template <bool IS3> struct em_line {
-    const uint16_t *su;
-    const double *sd;
+/* DBL: f stored as doubles (3D), else as uint16 site rows with f = ((y - row) * hy)^2 (2D rows) */
+template <bool DBL> struct em_line {
+    uint16_t *su, *E, *pre, *cs;
+    double *sd;
     unsigned char *stk, *lo, *hi;
-    int16_t *prv, *nxt;
-    int NB, y;
-    double hy, h2;
+    int16_t *prv, *nxt, *gF, *gL;
+    int n, NB, NC, y;
+    double hy, h, h2;
+    __device__ __forceinline__ void layout(void *base, int len)
+    {
+        n = len;
+        NB = (n + RB_S - 1) / RB_S;
+        NC = (NB + 7) / 8;
+        const int sbytes = ((DBL ? 8 : 2) * RB_PAD(n) + 7) & ~7;
+        sd = (double *)base;
+        su = (uint16_t *)base;
+        E = (uint16_t *)((unsigned char *)base + sbytes);
+        prv = (int16_t *)(E + n);
+        nxt = prv + NB;
+        gF = nxt + NB;
+        gL = gF + NB;
+        pre = (uint16_t *)(gL + NB);
+        cs = pre + NB;
+        lo = (unsigned char *)(cs + NC + 1);
+        hi = lo + NB;
+        stk = hi + NB;
+    }
     __device__ __forceinline__ double f(int p) const
     {
-        if (IS3) return sd[RB_PAD(p)];
+        if (DBL) return sd[RB_PAD(p)];
         const uint16_t c = su[RB_PAD(p)];
         if (c == EM_NONE) return INFINITY;
         const double t = (double)(y - (int)c) * hy;
@@ -526,6 +549,21 @@ template <bool IS3> struct em_line {
         const double zn = (fp - fpp) + h2 * (double)((int64_t)(p - pp) * (p + pp));
         const double zd = 2.0 * h2 * (double)(p - pp);
         return !(num * zd > zn * den);
+    }
+    /* step 2 for band b */
+    __device__ void build(int b) const
+    {
+        const int l0 = b * RB_S, l1 = l0 + RB_S < n ? l0 + RB_S : n;
+        int k = -1;
+        for (int q = l0; q < l1; ++q) {
+            if (f(q) == INFINITY) continue;
+            while (k >= 1 && hidden(l0 + stk[(k - 1) * NB + b], l0 + stk[k * NB + b], q)) --k;
+            ++k;
+            stk[k * NB + b] = (unsigned char)(q - l0);
+        }
+        lo[b] = 0;
+        hi[b] = (unsigned char)(k + 1);
+        gF[b] = gL[b] = (int16_t)(k >= 0 ? b : -1);
     }
     /* drops the suffix of the left group (last band ab, first band fa) hidden behind q */
     __device__ bool pop_left(int fa, int &ab, int q) const
@@ -587,7 +625,8 @@ template <bool IS3> struct em_line {
             return changed;
         }
     }
-    __device__ void merge(int16_t *gF, int16_t *gL, int bl, int br) const
+    /* step 3: joins the groups starting at bands bl and br */
+    __device__ void merge(int bl, int br) const
     {
         const int fr = gF[br];
         if (fr < 0) return;
@@ -608,8 +647,93 @@ template <bool IS3> struct em_line {
         prv[bb] = (int16_t)ab;
         gL[bl] = (int16_t)lr;
     }
+    /* step 4: live entries of chunk t of 8 bands; the chunks' scan (one thread); the bands'
+     * offsets; entry (band t % NB, stack slot t / NB) into E */
+    __device__ void chunk_sum(int t) const
+    {
+        int sum = 0;
+        const int e = t * 8 + 8 < NB ? t * 8 + 8 : NB;
+        for (int b = t * 8; b < e; ++b) sum += hi[b] - lo[b];
+        cs[t] = (uint16_t)sum;
+    }
+    __device__ void chunk_scan() const
+    {
+        int run = 0;
+        for (int t = 0; t < NC; ++t) {
+            const int c = cs[t];
+            cs[t] = (uint16_t)run;
+            run += c;
+        }
+        cs[NC] = (uint16_t)run;
+    }
+    __device__ void band_offsets(int t) const
+    {
+        int run = cs[t];
+        const int e = t * 8 + 8 < NB ? t * 8 + 8 : NB;
+        for (int b = t * 8; b < e; ++b) {
+            pre[b] = (uint16_t)run;
+            run += hi[b] - lo[b];
+        }
+    }
+    __device__ void place(int t) const
+    {
+        const int b = t % NB, k = t / NB;
+        if (k >= lo[b] && k < hi[b]) E[pre[b] + k - lo[b]] = (uint16_t)(b * RB_S + stk[k * NB + b]);
+    }
+    /* step 5: the envelope site of position x (-1 if none) and its d2 */
+    __device__ int find(int x, double &best) const
+    {
+        const int m = cs[NC];
+        best = INFINITY;
+        if (m == 0) return -1;
+        int a = 0, c = m - 1;
+        while (a < c) {
+            const int mid = (a + c) >> 1;
+            const int p0 = E[mid], p1 = E[mid + 1];
+            const double t0 = (double)(x - p0) * h, t1 = (double)(x - p1) * h;
+            if (f(p1) + t1 * t1 < f(p0) + t0 * t0)
+                a = mid + 1;
+            else
+                c = mid;
+        }
+        const int p = E[a];
+        const double t = (double)(x - p) * h;
+        best = f(p) + t * t;
+        return p;
+    }
 };
 
+/* Steps 2-4 for the `lines` lines of a block (line j at base + j * line_bytes), threads spread
+ * over (line, item) pairs with the line index fastest. */
+template <bool DBL> __device__ void em_solve(unsigned char *base, int64_t line_bytes, int lines, int n, double hy,
+                                             double h, int y)
+{
+    em_line<DBL> L;
+    L.layout(base, n);
+    const int NB = L.NB, NC = L.NC, tid = threadIdx.x, nth = blockDim.x;
+#define EM_AT(j) (L.layout(base + (int64_t)(j) * line_bytes, n), L.y = y, L.hy = hy, L.h = h, L.h2 = h * h, L)
+    for (int t = tid; t < lines * NB; t += nth) EM_AT(t % lines).build(t / lines);
+    for (int s = 1; s < NB; s <<= 1) {
+        __syncthreads();
+        const int pairs = (NB - s + 2 * s - 1) / (2 * s);
+        for (int t = tid; t < lines * pairs; t += nth) {
+            const int bl = (t / lines) * 2 * s;
+            EM_AT(t % lines).merge(bl, bl + s);
+        }
+    }
+    __syncthreads();
+    for (int t = tid; t < lines * NC; t += nth) EM_AT(t % lines).chunk_sum(t / lines);
+    __syncthreads();
+    for (int t = tid; t < lines; t += nth) EM_AT(t).chunk_scan();
+    __syncthreads();
+    for (int t = tid; t < lines * NC; t += nth) EM_AT(t % lines).band_offsets(t / lines);
+    __syncthreads();
+    for (int t = tid; t < lines * NB * RB_S; t += nth) EM_AT(t % lines).place(t / lines);
+    __syncthreads();
+#undef EM_AT
+}
+
+/* Pass C: one block per row (a loop over rows). */
 template <bool IS3>
 __global__ void __launch_bounds__(RB_THREADS) edt_rows_env(const int32_t *__restrict__ ny,
                                                            const int32_t *__restrict__ nz, float *__restrict__ dist,
@@ -617,26 +741,12 @@ __global__ void __launch_bounds__(RB_THREADS) edt_rows_env(const int32_t *__rest
                                                            int64_t rows, double hx, double hy, double hz)
 {
     extern __shared__ double em_smem[];
-    const int W = (int)w, NB = (W + RB_S - 1) / RB_S, NC = (NB + 7) / 8;
-    const int sbytes = ((IS3 ? 8 : 2) * RB_PAD(W) + 7) & ~7;
-    unsigned char *base8 = (unsigned char *)em_smem;
-    uint16_t *su = (uint16_t *)em_smem;
-    uint16_t *E = (uint16_t *)(base8 + sbytes);
-    int16_t *prv = (int16_t *)(E + W), *nxt = prv + NB, *gF = nxt + NB, *gL = gF + NB;
-    uint16_t *pre = (uint16_t *)(gL + NB), *cs = pre + NB;
-    unsigned char *lo = (unsigned char *)(cs + NC + 1), *hi = lo + NB, *stk = hi + NB;
+    const int W = (int)w, tid = threadIdx.x, nth = blockDim.x;
     em_line<IS3> L;
-    L.su = su;
-    L.sd = em_smem;
-    L.stk = stk;
-    L.lo = lo;
-    L.hi = hi;
-    L.prv = prv;
-    L.nxt = nxt;
-    L.NB = NB;
+    L.layout(em_smem, W);
     L.hy = hy;
+    L.h = hx;
     L.h2 = hx * hx;
-    const int tid = threadIdx.x, nth = blockDim.x;
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const int64_t rb = row * w;
         const int y = (int)(row % h), z = (int)(row / h);
@@ -651,90 +761,70 @@ __global__ void __launch_bounds__(RB_THREADS) edt_rows_env(const int32_t *__rest
                     const double ty = (double)(y - cy) * hy;
                     f = tz * tz + ty * ty;
                 }
-                em_smem[RB_PAD(x)] = f;
+                L.sd[RB_PAD(x)] = f;
             } else {
-                su[RB_PAD(x)] = cy == NO_SITE ? (uint16_t)EM_NONE : (uint16_t)cy;
+                L.su[RB_PAD(x)] = cy == NO_SITE ? (uint16_t)EM_NONE : (uint16_t)cy;
             }
         }
         __syncthreads();
-        for (int b = tid; b < NB; b += nth) {
-            const int l0 = b * RB_S, l1 = l0 + RB_S < W ? l0 + RB_S : W;
-            int k = -1;
-            for (int q = l0; q < l1; ++q) {
-                if (L.f(q) == INFINITY) continue;
-                while (k >= 1 && L.hidden(l0 + stk[(k - 1) * NB + b], l0 + stk[k * NB + b], q)) --k;
-                ++k;
-                stk[k * NB + b] = (unsigned char)(q - l0);
-            }
-            lo[b] = 0;
-            hi[b] = (unsigned char)(k + 1);
-            gF[b] = gL[b] = (int16_t)(k >= 0 ? b : -1);
-        }
-        for (int s = 1; s < NB; s <<= 1) {
-            __syncthreads();
-            for (int t = tid; t * 2 * s + s < NB; t += nth) L.merge(gF, gL, t * 2 * s, t * 2 * s + s);
-        }
-        __syncthreads();
-        for (int t = tid; t < NC; t += nth) {
-            int sum = 0;
-            const int e = t * 8 + 8 < NB ? t * 8 + 8 : NB;
-            for (int b = t * 8; b < e; ++b) sum += hi[b] - lo[b];
-            cs[t] = (uint16_t)sum;
-        }
-        __syncthreads();
-        if (tid == 0) {
-            int run = 0;
-            for (int t = 0; t < NC; ++t) {
-                const int c = cs[t];
-                cs[t] = (uint16_t)run;
-                run += c;
-            }
-            cs[NC] = (uint16_t)run;
-        }
-        __syncthreads();
-        for (int t = tid; t < NC; t += nth) {
-            int run = cs[t];
-            const int e = t * 8 + 8 < NB ? t * 8 + 8 : NB;
-            for (int b = t * 8; b < e; ++b) {
-                pre[b] = (uint16_t)run;
-                run += hi[b] - lo[b];
-            }
-        }
-        __syncthreads();
-        for (int t = tid; t < NB * RB_S; t += nth) {
-            const int b = t % NB, k = t / NB;
-            if (k >= lo[b] && k < hi[b]) E[pre[b] + k - lo[b]] = (uint16_t)(b * RB_S + stk[k * NB + b]);
-        }
-        __syncthreads();
-        const int m = cs[NC];
+        em_solve<IS3>((unsigned char *)em_smem, 0, 1, W, hy, hx, y);
         for (int x = tid; x < W; x += nth) {
-            double best = INFINITY;
-            int bi = -1;
-            if (m > 0) {
-                int a = 0, c = m - 1;
-                while (a < c) {
-                    const int mid = (a + c) >> 1;
-                    const int p0 = E[mid], p1 = E[mid + 1];
-                    const double t0 = (double)(x - p0) * hx, t1 = (double)(x - p1) * hx;
-                    if (L.f(p1) + t1 * t1 < L.f(p0) + t0 * t0)
-                        a = mid + 1;
-                    else
-                        c = mid;
-                }
-                bi = E[a];
-                const double t = (double)(x - bi) * hx;
-                best = L.f(bi) + t * t;
-            }
+            double best;
+            const int bi = L.find(x, best);
             dist[rb + x] = (float)sqrt(best);
             if (nearest) {
                 if (bi < 0) {
                     nearest[rb + x] = -1;
                 } else {
-                    const int64_t sy = IS3 ? (int64_t)ny[rb + bi] : (int64_t)su[RB_PAD(bi)];
+                    const int64_t sy = IS3 ? (int64_t)ny[rb + bi] : (int64_t)L.su[RB_PAD(bi)];
                     const int64_t sz = IS3 ? (int64_t)nz[rb + bi] : 0;
                     nearest[rb + x] = (int64_t)bi + w * (sy + h * sz);
                 }
             }
+        }
+    }
+}
+
+/* Pass B (3D, along y): one block per tile of TX consecutive columns of a slice z, each column a
+ * line of h with f = ((z - sz) * hz)^2 (double), in its own area of line_bytes; loads and stores
+ * touch TX consecutive words of an image row. Pixel y takes the envelope site p minimising
+ * f[p] + ((y - p) * hy)^2, the CPU's pass B expression; pass C forms tz^2 + ty^2 from it. */
+#define EM_COL_THREADS 256
+__global__ void __launch_bounds__(EM_COL_THREADS) edt_cols_env(const int32_t *__restrict__ nz, int32_t *__restrict__ ny2,
+                                                           int32_t *__restrict__ nz2, int64_t w, int64_t h, int64_t d,
+                                                           int TX, int64_t line_bytes, double hy, double hz)
+{
+    extern __shared__ double ce_smem[];
+    unsigned char *const sm = (unsigned char *)ce_smem;
+    const int H = (int)h, tid = threadIdx.x, nth = blockDim.x;
+    const int64_t ntx = (w + TX - 1) / TX, tiles = ntx * d;
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const int64_t z = tile / ntx, x0 = (tile % ntx) * TX;
+        const int tw = (int)(w - x0 < TX ? w - x0 : TX);
+        const int64_t base = z * w * h + x0;
+        __syncthreads();
+        for (int t = tid; t < tw * H; t += nth) {
+            const int j = t % tw, y = t / tw;
+            const int32_t c = nz[base + (int64_t)y * w + j];
+            double f = INFINITY;
+            if (c != NO_SITE) {
+                const double tq = (double)(z - c) * hz;
+                f = tq * tq;
+            }
+            ((double *)(sm + (int64_t)j * line_bytes))[RB_PAD(y)] = f;
+        }
+        __syncthreads();
+        em_solve<true>(sm, line_bytes, tw, H, 0.0, hy, 0);
+        for (int t = tid; t < tw * H; t += nth) {
+            const int j = t % tw, y = t / tw;
+            em_line<true> L;
+            L.layout(sm + (int64_t)j * line_bytes, H);
+            L.h = hy;
+            double best;
+            const int bi = L.find(y, best);
+            const int64_t o = base + (int64_t)y * w + j;
+            ny2[o] = bi < 0 ? NO_SITE : bi;
+            nz2[o] = bi < 0 ? NO_SITE : nz[base + (int64_t)bi * w + j];
         }
     }
 }
@@ -1235,12 +1325,12 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     const int wb_seg = wb_want > 0 ? (int)(wb_want < (1 << 24) ? wb_want : (1 << 24)) : WB_SEG_DEFAULT;
     const int64_t wb_max = (int64_t)INT32_MAX - 64; /* positions and band ends stay in int */
     /* pass C row-parallel when a row's working set fits in shared memory */
-    const size_t rb_bytes = rb_smem_bytes(w), env_bytes = env_smem_bytes(w, d > 1);
+    const size_t rb_bytes = rb_smem_bytes(w), env_bytes = em_bytes(w, d > 1);
     /* merged band envelopes (edt_rows_env) wherever a row fits in shared memory and positions and
      * 2D site rows fit in 16 bits; IWPP_CUDA_EDT_ROWS=banded keeps the older banded query */
     const char *rows_env_var = getenv("IWPP_CUDA_EDT_ROWS");
     const bool rows_env = wb_want <= 0 && !(rows_env_var && strcmp(rows_env_var, "banded") == 0) &&
-                          w <= 65535 && (d > 1 || h < 65535) && env_bytes <= st->smem_optin;
+                          w <= EM_MAX && (d > 1 || h < EM_MAX) && env_bytes <= st->smem_optin;
     const bool rows_fit = rb_bytes <= st->smem_optin && w < 0x7FFFFFFF;
     const bool rows_fast = !rows_env && rows_fit && (wb_want == 0 || (wb_want < 0 && w < WB_AUTO_MIN_W));
     const bool rows_wide = !rows_env && !rows_fast && wb_want != 0 && w <= wb_max;
@@ -1248,9 +1338,14 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
      * largest power of two up to 32 whose tile stays within CB_TARGET_SMEM (at least 1), no wider
      * than the image; IWPP_CUDA_EDT_COL_TILE (1..32) overrides it for measurements, 0 selects
      * the one-thread-per-line kernel */
-    const size_t cb_line = cb_line_bytes(h);
+    /* columns by merged band envelopes (edt_cols_env) where a column fits; IWPP_CUDA_EDT_COLS=banded
+     * keeps the older banded query (edt_cols) */
     const char *cb_env = getenv("IWPP_CUDA_EDT_COL_TILE"); /* "0": the one-thread-per-line pass B */
     const int cb_want = cb_env ? atoi(cb_env) : -1;
+    const char *cols_env_var = getenv("IWPP_CUDA_EDT_COLS");
+    const bool cols_env = d > 1 && h <= EM_MAX && em_bytes(h, true) <= st->smem_optin && wb_want <= 0 &&
+                          cb_want != 0 && !(cols_env_var && strcmp(cols_env_var, "banded") == 0);
+    const size_t cb_line = cols_env ? em_bytes(h, true) : cb_line_bytes(h);
     const bool cols_fit = cb_line <= st->smem_optin && h < 0x7FFFFFFF;
     const bool cols_fast = d > 1 && cols_fit && cb_want != 0 && wb_want <= 0;
     const bool cols_wide = d > 1 && !cols_fast && h <= wb_max && (wb_want > 0 || (wb_want < 0 && !cols_fit));
@@ -1351,9 +1446,15 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     if (rows_env) {
         if (env_bytes > 48 * 1024)
             CU_TRY(ctx, cu_allow_smem(st, env_kern), "configuring the distance transform's row kernel");
-        if (w < (int64_t)env_threads) env_threads = (unsigned)((w + 31) / 32 * 32);
+        /* about 4 pixels a thread, 64 to 512 threads (short 3D rows: more blocks per SM);
+         * IWPP_CUDA_EDT_ROW_THREADS = 64 .. 512 (a power of two) for measurements */
+        env_threads = 64;
+        while (env_threads < RB_THREADS && (int64_t)env_threads * 4 < w) env_threads *= 2;
+        const char *ev = getenv("IWPP_CUDA_EDT_ROW_THREADS");
+        const int want_t = ev ? atoi(ev) : 0;
+        if (want_t >= 64 && want_t <= RB_THREADS && (want_t & (want_t - 1)) == 0) env_threads = (unsigned)want_t;
         int occ = 0;
-        CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, env_kern, RB_THREADS, env_bytes),
+        CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, env_kern, (int)env_threads, env_bytes),
                "sizing the distance transform's row kernel");
         if (occ < 1) occ = 1;
         env_grid = cu_blocks(lines_c, 1, st->sms * occ * 4);
@@ -1361,12 +1462,14 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
 
     unsigned cb_grid = 1;
     const size_t cb_bytes = (size_t)cb_tx * cb_line;
+    void (*cb_kern)(const int32_t *, int32_t *, int32_t *, int64_t, int64_t, int64_t, int, int64_t, double, double) =
+        cols_env ? edt_cols_env : edt_cols;
     if (cols_fast) {
         if (cb_bytes > 48 * 1024)
-            CU_TRY(ctx, cu_allow_smem(st, edt_cols),
+            CU_TRY(ctx, cu_allow_smem(st, cb_kern),
                    "configuring the distance transform's column kernel");
         int occ = 0;
-        CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, edt_cols, CB_THREADS, cb_bytes),
+        CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, cb_kern, CB_THREADS, cb_bytes),
                "sizing the distance transform's column kernel");
         if (occ < 1) occ = 1;
         cb_grid = cu_blocks((w + cb_tx - 1) / cb_tx * d, 1, st->sms * occ * 4);
@@ -1414,7 +1517,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     if (d > 1) {
         int32_t *ny2 = m0 + n, *nz2 = m0 + 2 * n;
         if (cols_fast) {
-            edt_cols<<<cb_grid, CB_THREADS, cb_bytes, s>>>(m0, ny2, nz2, w, h, d, cb_tx, (int64_t)cb_line, sp[1],
+            cb_kern<<<cb_grid, CB_THREADS, cb_bytes, s>>>(m0, ny2, nz2, w, h, d, cb_tx, (int64_t)cb_line, sp[1],
                                                            sp[2]);
         } else if (cols_wide) {
             wb_launch<1>(s, wcol, st->sms);
@@ -1449,7 +1552,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     if ((e = cu_timer_stop(ctx)) != IWPP_OK) return e;
     snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-exact-separable%s%s",
              rows_env ? "/merged-rows" : rows_fast ? "/banded-rows" : rows_wide ? "/wide-rows" : "",
-             cols_fast ? "/banded-cols" : cols_wide ? "/wide-cols" : "");
+             cols_env ? "/merged-cols" : cols_fast ? "/banded-cols" : cols_wide ? "/wide-cols" : "");
     ctx->stats.rounds = d > 1 ? 3 : (h > 1 ? 2 : 1);
     return IWPP_OK;
 }
