@@ -386,3 +386,108 @@ void synth_add_sat(void *out, const void *in, iwpp_type t, int64_t n, double s)
 {
     synth_sub_sat(out, in, t, n, -s);
 }
+
+/* ---- EDT families ------------------------------------------------------ */
+
+static const char *const edt_families[] = {
+    "nuclei",   "line0",     "line1",     "line45",    "line89",   "cross",     "ring_n16",
+    "ring_n4",  "ring_n2",   "ring_n1",   "disk_n2",   "corner",   "row",       "col",
+    "checker1", "checker8",  "checker64", "rand_1e-6", "rand_1e-4", "rand_1e-2", "rand_0.1",
+    "rand_0.5"};
+
+int synth_edt_family_count(void) { return (int)(sizeof edt_families / sizeof edt_families[0]); }
+
+const char *synth_edt_family_name(int i)
+{
+    return i >= 0 && i < synth_edt_family_count() ? edt_families[i] : NULL;
+}
+
+/* background along the line through (cx, cy) at angle deg (degrees from the x axis), every slice */
+static void edt_line(uint8_t *o, int64_t w, int64_t h, double deg)
+{
+    const double cx = (double)(w - 1) / 2.0, cy = (double)(h - 1) / 2.0;
+    const double a = deg * M_PI / 180.0, c = cos(a), s = sin(a);
+    if (fabs(s) <= fabs(c)) { /* shallow: one pixel per column */
+        for (int64_t x = 0; x < w; ++x) {
+            const int64_t y = (int64_t)floor(cy + (s / c) * ((double)x - cx) + 0.5);
+            if (y >= 0 && y < h) o[y * w + x] = 0;
+        }
+    } else { /* steep: one pixel per row */
+        for (int64_t y = 0; y < h; ++y) {
+            const int64_t x = (int64_t)floor(cx + (c / s) * ((double)y - cy) + 0.5);
+            if (x >= 0 && x < w) o[y * w + x] = 0;
+        }
+    }
+}
+
+int synth_edt_family(uint8_t *out, const char *name, int64_t w, int64_t h, int64_t d, uint64_t seed)
+{
+    const int64_t plane = w * h, n = plane * d;
+    const int64_t side = w > h ? w : h;
+    if (!strcmp(name, "nuclei")) return synth_nuclei(out, w, h, d, seed);
+    memset(out, 255, (size_t)n);
+    if (!strncmp(name, "line", 4) || !strcmp(name, "cross")) {
+        /* the same picture on every slice (in 3D a sheet of background) */
+        if (!strcmp(name, "cross")) {
+            edt_line(out, w, h, 45.0);
+            edt_line(out, w, h, -45.0);
+        } else {
+            char *end = NULL;
+            const double deg = strtod(name + 4, &end);
+            if (!end || *end) return -1;
+            edt_line(out, w, h, deg);
+        }
+        for (int64_t z = 1; z < d; ++z) memcpy(out + z * plane, out, (size_t)plane);
+        return 0;
+    }
+    if (!strncmp(name, "ring_n", 6) || !strcmp(name, "disk_n2")) {
+        /* a one-pixel shell of radius side/k around the centre (k = 1: around the corner 0),
+         * or a filled ball of radius side/2 */
+        const int disk = name[0] == 'd';
+        const int k = disk ? 2 : atoi(name + 6);
+        if (k < 1) return -1;
+        const int64_t r = side / k;
+        const int64_t cx = k == 1 ? 0 : w / 2, cy = k == 1 ? 0 : h / 2, cz = k == 1 || d == 1 ? 0 : d / 2;
+        const int64_t lo = (2 * r - 1) * (2 * r - 1), hi = (2 * r + 1) * (2 * r + 1);
+        for (int64_t z = 0; z < d; ++z)
+            for (int64_t y = 0; y < h; ++y)
+                for (int64_t x = 0; x < w; ++x) {
+                    const int64_t dx = x - cx, dy = y - cy, dz = z - cz;
+                    const int64_t q = 4 * (dx * dx + dy * dy + dz * dz); /* (2 * distance)^2 */
+                    if (disk ? q < hi : (q >= lo && q < hi)) out[(z * h + y) * w + x] = 0;
+                }
+        return 0;
+    }
+    if (!strcmp(name, "corner")) {
+        out[0] = 0;
+        return 0;
+    }
+    if (!strcmp(name, "row") || !strcmp(name, "col")) {
+        /* the first row (3D: the plane y = 0) or the first column (3D: the plane x = 0) */
+        for (int64_t z = 0; z < d; ++z)
+            for (int64_t i = 0; i < (name[0] == 'r' ? w : h); ++i)
+                out[z * plane + (name[0] == 'r' ? i : i * w)] = 0;
+        return 0;
+    }
+    if (!strncmp(name, "checker", 7)) {
+        const int64_t c = atoll(name + 7);
+        if (c < 1) return -1;
+        for (int64_t z = 0; z < d; ++z)
+            for (int64_t y = 0; y < h; ++y)
+                for (int64_t x = 0; x < w; ++x)
+                    if (((x / c + y / c + z / c) & 1) == 0) out[(z * h + y) * w + x] = 0;
+        return 0;
+    }
+    if (!strncmp(name, "rand_", 5)) {
+        char *end = NULL;
+        const double p = strtod(name + 5, &end);
+        if (!end || *end || !(p > 0.0 && p <= 1.0)) return -1;
+        /* pixel i is background when its hash, as a fraction of 2^53, is below p */
+        const uint64_t cut = (uint64_t)(p * 9007199254740992.0);
+        const uint64_t key = mix64(seed ^ 0x5EEDED7ull);
+        for (int64_t i = 0; i < n; ++i)
+            if ((mix64(key ^ ((uint64_t)i * 0x9E3779B97F4A7C15ull)) >> 11) < cut) out[i] = 0;
+        return 0;
+    }
+    return -1;
+}

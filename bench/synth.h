@@ -38,6 +38,20 @@ void synth_add_sat(void *out, const void *in, iwpp_type t, int64_t n, double s);
 /** The h of the benchmark in the units of @p t: h for U8 and F32 (F32 tissue is on 0..255), h*257 for U16. */
 double synth_h_for_type(double h, iwpp_type t);
 
+/* EDT benchmark families (U8, 0 background / 255 foreground), deterministic in (sizes, seed):
+ * nuclei; lines through the centre at 0, 1, 45 and 89 degrees (line0 ...), two crossing
+ * diagonals (cross), the same picture on every slice in 3D; one-pixel circles (3D: shells) of
+ * radius side/16, side/4, side/2 around the centre and of radius side around the corner
+ * (ring_n16 ... ring_n1); a filled disk (ball) of radius side/2 (disk_n2); one background pixel
+ * in the corner (corner); the first row / column (row, col; 3D: the planes y = 0, x = 0);
+ * checkerboards of 1, 8, 64 pixel cells (checker1 ...); random background at densities
+ * 1e-6 .. 0.5 (rand_1e-6 ...). */
+/** Number of families; their names by index (NULL past the end). */
+int synth_edt_family_count(void);
+const char *synth_edt_family_name(int i);
+/** Write family @p name into @p out (w*h*d bytes). Returns 0, or -1 (unknown name, out of memory). */
+int synth_edt_family(uint8_t *out, const char *name, int64_t w, int64_t h, int64_t d, uint64_t seed);
+
 /** Monotonic wall clock in milliseconds. */
 double synth_now_ms(void);
 

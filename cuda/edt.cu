@@ -476,6 +476,359 @@ __global__ void __launch_bounds__(THREADS) edt_rows(const int32_t *__restrict__ 
     }
 }
 
+/* ---- Pass C (and pass B in 3D) by merged band envelopes: work independent of the picture ----
+ * The method of opencl/edt_exact.cl, one line (a row, or a column along y) in shared memory:
+ *   1. the line's f (2D rows: the site row of each column as a uint16, f re-formed; 3D rows and
+ *      columns: f itself as a double);
+ *   2. each band of RB_S sites: its lower envelope (the CPU's intersection test), a stack of
+ *      offsets of which a range [lo, hi) is live;
+ *   3. log2(bands) levels of merges: neighbouring groups of bands are joined by their bridge
+ *      (lower common tangent, each parabola a point of the lifted space); the left group loses
+ *      a suffix, the right one a prefix, so each band keeps a contiguous range and the bands of
+ *      a group are chained (prv/nxt) past emptied ones. A whole band goes with one test ("hidden"
+ *      is monotone along a convex chain), else a binary search inside the band finds the end:
+ *      a merge costs O(bands dropped + log RB_S) whatever the picture;
+ *   4. the surviving sites are compacted into E[0..m);
+ *   5. each pixel binary-searches E (values along the envelope are unimodal at x) and forms
+ *      d2 = f + ((x - p) * h)^2, the CPU's expression: any true minimiser gives its distance.
+ * Shared memory per line (em_bytes): sites, E (2 n), prv, nxt, gF, gL (int16 NB each), pre
+ * (uint16 NB), cs (uint16 NC + 1), lo, hi (uint8 NB), stk (uint8 32 NB); n <= 65535, and for
+ * 2D rows h < 65535. */
+#define EM_NONE 0xFFFF
+#define EM_MAX 65535
+
+static inline size_t em_bytes(int64_t n, bool dbl)
+{
+    const size_t nb = (size_t)((n + RB_S - 1) / RB_S), nc = (nb + 7) / 8;
+    const size_t sb = ((dbl ? 8 : 2) * (size_t)RB_PAD(n) + 7) & ~(size_t)7;
+    return ((sb + 2 * (size_t)n + 2 * 4 * nb + 2 * nb + 2 * (nc + 1) + 2 * nb + RB_S * nb) + 15) & ~(size_t)15;
+}
+
+/* DBL: f stored as doubles (3D), else as uint16 site rows with f = ((y - row) * hy)^2 (2D rows) */
+template <bool DBL> struct em_line {
+    uint16_t *su, *E, *pre, *cs;
+    double *sd;
+    unsigned char *stk, *lo, *hi;
+    int16_t *prv, *nxt, *gF, *gL;
+    int n, NB, NC, y;
+    double hy, h, h2;
+    __device__ __forceinline__ void layout(void *base, int len)
+    {
+        n = len;
+        NB = (n + RB_S - 1) / RB_S;
+        NC = (NB + 7) / 8;
+        const int sbytes = ((DBL ? 8 : 2) * RB_PAD(n) + 7) & ~7;
+        sd = (double *)base;
+        su = (uint16_t *)base;
+        E = (uint16_t *)((unsigned char *)base + sbytes);
+        prv = (int16_t *)(E + n);
+        nxt = prv + NB;
+        gF = nxt + NB;
+        gL = gF + NB;
+        pre = (uint16_t *)(gL + NB);
+        cs = pre + NB;
+        lo = (unsigned char *)(cs + NC + 1);
+        hi = lo + NB;
+        stk = hi + NB;
+    }
+    __device__ __forceinline__ double f(int p) const
+    {
+        if (DBL) return sd[RB_PAD(p)];
+        const uint16_t c = su[RB_PAD(p)];
+        if (c == EM_NONE) return INFINITY;
+        const double t = (double)(y - (int)c) * hy;
+        return t * t;
+    }
+    __device__ __forceinline__ int pos(int b, int k) const { return b * RB_S + stk[k * NB + b]; }
+    /* whether p (between pp on its left and q on its right) is hidden: the CPU's test */
+    __device__ __forceinline__ bool hidden(int pp, int p, int q) const
+    {
+        const double fq = f(q), fp = f(p), fpp = f(pp);
+        const double num = (fq - fp) + h2 * (double)((int64_t)(q - p) * (q + p));
+        const double den = 2.0 * h2 * (double)(q - p);
+        const double zn = (fp - fpp) + h2 * (double)((int64_t)(p - pp) * (p + pp));
+        const double zd = 2.0 * h2 * (double)(p - pp);
+        return !(num * zd > zn * den);
+    }
+    /* step 2 for band b */
+    __device__ void build(int b) const
+    {
+        const int l0 = b * RB_S, l1 = l0 + RB_S < n ? l0 + RB_S : n;
+        int k = -1;
+        for (int q = l0; q < l1; ++q) {
+            if (f(q) == INFINITY) continue;
+            while (k >= 1 && hidden(l0 + stk[(k - 1) * NB + b], l0 + stk[k * NB + b], q)) --k;
+            ++k;
+            stk[k * NB + b] = (unsigned char)(q - l0);
+        }
+        lo[b] = 0;
+        hi[b] = (unsigned char)(k + 1);
+        gF[b] = gL[b] = (int16_t)(k >= 0 ? b : -1);
+    }
+    /* drops the suffix of the left group (last band ab, first band fa) hidden behind q */
+    __device__ bool pop_left(int fa, int &ab, int q) const
+    {
+        bool changed = false;
+        for (;;) {
+            const int b = ab, l = lo[b], e = hi[b];
+            if (b != fa) {
+                const int pb = prv[b];
+                if (hidden(pos(pb, hi[pb] - 1), pos(b, l), q)) {
+                    hi[b] = (unsigned char)l;
+                    ab = pb;
+                    changed = true;
+                    continue;
+                }
+            }
+            int a = l + 1, c = e;
+            while (a < c) {
+                const int mid = (a + c) >> 1;
+                if (hidden(pos(b, mid - 1), pos(b, mid), q))
+                    c = mid;
+                else
+                    a = mid + 1;
+            }
+            if (a < e) {
+                hi[b] = (unsigned char)a;
+                changed = true;
+            }
+            return changed;
+        }
+    }
+    /* drops the prefix of the right group (first band bb, last band lb) hidden behind p */
+    __device__ bool pop_right(int lb, int &bb, int p) const
+    {
+        bool changed = false;
+        for (;;) {
+            const int b = bb, l = lo[b], e = hi[b];
+            if (b != lb) {
+                const int nb = nxt[b];
+                if (hidden(p, pos(b, e - 1), pos(nb, lo[nb]))) {
+                    lo[b] = (unsigned char)e;
+                    bb = nb;
+                    changed = true;
+                    continue;
+                }
+            }
+            int a = l, c = e - 1;
+            while (a < c) {
+                const int mid = (a + c) >> 1;
+                if (hidden(p, pos(b, mid), pos(b, mid + 1)))
+                    a = mid + 1;
+                else
+                    c = mid;
+            }
+            if (a > l) {
+                lo[b] = (unsigned char)a;
+                changed = true;
+            }
+            return changed;
+        }
+    }
+    /* step 3: joins the groups starting at bands bl and br */
+    __device__ void merge(int bl, int br) const
+    {
+        const int fr = gF[br];
+        if (fr < 0) return;
+        const int fl = gF[bl];
+        if (fl < 0) {
+            gF[bl] = (int16_t)fr;
+            gL[bl] = gL[br];
+            return;
+        }
+        int ab = gL[bl], bb = fr;
+        const int lr = gL[br];
+        for (;;) {
+            bool ch = pop_left(fl, ab, pos(bb, lo[bb]));
+            ch |= pop_right(lr, bb, pos(ab, hi[ab] - 1));
+            if (!ch) break;
+        }
+        nxt[ab] = (int16_t)bb;
+        prv[bb] = (int16_t)ab;
+        gL[bl] = (int16_t)lr;
+    }
+    /* step 4: live entries of chunk t of 8 bands; the chunks' scan (one thread); the bands'
+     * offsets; entry (band t % NB, stack slot t / NB) into E */
+    __device__ void chunk_sum(int t) const
+    {
+        int sum = 0;
+        const int e = t * 8 + 8 < NB ? t * 8 + 8 : NB;
+        for (int b = t * 8; b < e; ++b) sum += hi[b] - lo[b];
+        cs[t] = (uint16_t)sum;
+    }
+    __device__ void chunk_scan() const
+    {
+        int run = 0;
+        for (int t = 0; t < NC; ++t) {
+            const int c = cs[t];
+            cs[t] = (uint16_t)run;
+            run += c;
+        }
+        cs[NC] = (uint16_t)run;
+    }
+    __device__ void band_offsets(int t) const
+    {
+        int run = cs[t];
+        const int e = t * 8 + 8 < NB ? t * 8 + 8 : NB;
+        for (int b = t * 8; b < e; ++b) {
+            pre[b] = (uint16_t)run;
+            run += hi[b] - lo[b];
+        }
+    }
+    __device__ void place(int t) const
+    {
+        const int b = t % NB, k = t / NB;
+        if (k >= lo[b] && k < hi[b]) E[pre[b] + k - lo[b]] = (uint16_t)(b * RB_S + stk[k * NB + b]);
+    }
+    /* step 5: the envelope site of position x (-1 if none) and its d2 */
+    __device__ int find(int x, double &best) const
+    {
+        const int m = cs[NC];
+        best = INFINITY;
+        if (m == 0) return -1;
+        int a = 0, c = m - 1;
+        while (a < c) {
+            const int mid = (a + c) >> 1;
+            const int p0 = E[mid], p1 = E[mid + 1];
+            const double t0 = (double)(x - p0) * h, t1 = (double)(x - p1) * h;
+            if (f(p1) + t1 * t1 < f(p0) + t0 * t0)
+                a = mid + 1;
+            else
+                c = mid;
+        }
+        const int p = E[a];
+        const double t = (double)(x - p) * h;
+        best = f(p) + t * t;
+        return p;
+    }
+};
+
+/* Steps 2-4 for the `lines` lines of a block (line j at base + j * line_bytes), threads spread
+ * over (line, item) pairs with the line index fastest. */
+template <bool DBL> __device__ void em_solve(unsigned char *base, int64_t line_bytes, int lines, int n, double hy,
+                                             double h, int y)
+{
+    em_line<DBL> L;
+    L.layout(base, n);
+    const int NB = L.NB, NC = L.NC, tid = threadIdx.x, nth = blockDim.x;
+#define EM_AT(j) (L.layout(base + (int64_t)(j) * line_bytes, n), L.y = y, L.hy = hy, L.h = h, L.h2 = h * h, L)
+    for (int t = tid; t < lines * NB; t += nth) EM_AT(t % lines).build(t / lines);
+    for (int s = 1; s < NB; s <<= 1) {
+        __syncthreads();
+        const int pairs = (NB - s + 2 * s - 1) / (2 * s);
+        for (int t = tid; t < lines * pairs; t += nth) {
+            const int bl = (t / lines) * 2 * s;
+            EM_AT(t % lines).merge(bl, bl + s);
+        }
+    }
+    __syncthreads();
+    for (int t = tid; t < lines * NC; t += nth) EM_AT(t % lines).chunk_sum(t / lines);
+    __syncthreads();
+    for (int t = tid; t < lines; t += nth) EM_AT(t).chunk_scan();
+    __syncthreads();
+    for (int t = tid; t < lines * NC; t += nth) EM_AT(t % lines).band_offsets(t / lines);
+    __syncthreads();
+    for (int t = tid; t < lines * NB * RB_S; t += nth) EM_AT(t % lines).place(t / lines);
+    __syncthreads();
+#undef EM_AT
+}
+
+/* Pass C: one block per row (a loop over rows). */
+template <bool IS3>
+__global__ void __launch_bounds__(RB_THREADS) edt_rows_env(const int32_t *__restrict__ ny,
+                                                           const int32_t *__restrict__ nz, float *__restrict__ dist,
+                                                           int64_t *__restrict__ nearest, int64_t w, int64_t h,
+                                                           int64_t rows, double hx, double hy, double hz)
+{
+    extern __shared__ double em_smem[];
+    const int W = (int)w, tid = threadIdx.x, nth = blockDim.x;
+    em_line<IS3> L;
+    L.layout(em_smem, W);
+    L.hy = hy;
+    L.h = hx;
+    L.h2 = hx * hx;
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const int64_t rb = row * w;
+        const int y = (int)(row % h), z = (int)(row / h);
+        L.y = y;
+        __syncthreads();
+        for (int x = tid; x < W; x += nth) {
+            const int32_t cy = ny[rb + x];
+            if (IS3) {
+                double f = INFINITY;
+                if (cy != NO_SITE) {
+                    const double tz = (double)(z - nz[rb + x]) * hz;
+                    const double ty = (double)(y - cy) * hy;
+                    f = tz * tz + ty * ty;
+                }
+                L.sd[RB_PAD(x)] = f;
+            } else {
+                L.su[RB_PAD(x)] = cy == NO_SITE ? (uint16_t)EM_NONE : (uint16_t)cy;
+            }
+        }
+        __syncthreads();
+        em_solve<IS3>((unsigned char *)em_smem, 0, 1, W, hy, hx, y);
+        for (int x = tid; x < W; x += nth) {
+            double best;
+            const int bi = L.find(x, best);
+            dist[rb + x] = (float)sqrt(best);
+            if (nearest) {
+                if (bi < 0) {
+                    nearest[rb + x] = -1;
+                } else {
+                    const int64_t sy = IS3 ? (int64_t)ny[rb + bi] : (int64_t)L.su[RB_PAD(bi)];
+                    const int64_t sz = IS3 ? (int64_t)nz[rb + bi] : 0;
+                    nearest[rb + x] = (int64_t)bi + w * (sy + h * sz);
+                }
+            }
+        }
+    }
+}
+
+/* Pass B (3D, along y): one block per tile of TX consecutive columns of a slice z, each column a
+ * line of h with f = ((z - sz) * hz)^2 (double), in its own area of line_bytes; loads and stores
+ * touch TX consecutive words of an image row. Pixel y takes the envelope site p minimising
+ * f[p] + ((y - p) * hy)^2, the CPU's pass B expression; pass C forms tz^2 + ty^2 from it. */
+#define EM_COL_THREADS 256
+__global__ void __launch_bounds__(EM_COL_THREADS) edt_cols_env(const int32_t *__restrict__ nz, int32_t *__restrict__ ny2,
+                                                           int32_t *__restrict__ nz2, int64_t w, int64_t h, int64_t d,
+                                                           int TX, int64_t line_bytes, double hy, double hz)
+{
+    extern __shared__ double ce_smem[];
+    unsigned char *const sm = (unsigned char *)ce_smem;
+    const int H = (int)h, tid = threadIdx.x, nth = blockDim.x;
+    const int64_t ntx = (w + TX - 1) / TX, tiles = ntx * d;
+    for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const int64_t z = tile / ntx, x0 = (tile % ntx) * TX;
+        const int tw = (int)(w - x0 < TX ? w - x0 : TX);
+        const int64_t base = z * w * h + x0;
+        __syncthreads();
+        for (int t = tid; t < tw * H; t += nth) {
+            const int j = t % tw, y = t / tw;
+            const int32_t c = nz[base + (int64_t)y * w + j];
+            double f = INFINITY;
+            if (c != NO_SITE) {
+                const double tq = (double)(z - c) * hz;
+                f = tq * tq;
+            }
+            ((double *)(sm + (int64_t)j * line_bytes))[RB_PAD(y)] = f;
+        }
+        __syncthreads();
+        em_solve<true>(sm, line_bytes, tw, H, 0.0, hy, 0);
+        for (int t = tid; t < tw * H; t += nth) {
+            const int j = t % tw, y = t / tw;
+            em_line<true> L;
+            L.layout(sm + (int64_t)j * line_bytes, H);
+            L.h = hy;
+            double best;
+            const int bi = L.find(y, best);
+            const int64_t o = base + (int64_t)y * w + j;
+            ny2[o] = bi < 0 ? NO_SITE : bi;
+            nz2[o] = bi < 0 ? NO_SITE : nz[base + (int64_t)bi * w + j];
+        }
+    }
+}
+
 /* ---- Pass B (3D, along y), column tiles ----
  * One block per tile of TX consecutive columns (x0 .. x0+TX-1) of one slice z: the TX lines of h
  * pixels along y are solved together with the banded envelopes of pass C, each line with its own
@@ -972,17 +1325,27 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     const int wb_seg = wb_want > 0 ? (int)(wb_want < (1 << 24) ? wb_want : (1 << 24)) : WB_SEG_DEFAULT;
     const int64_t wb_max = (int64_t)INT32_MAX - 64; /* positions and band ends stay in int */
     /* pass C row-parallel when a row's working set fits in shared memory */
-    const size_t rb_bytes = rb_smem_bytes(w);
+    const size_t rb_bytes = rb_smem_bytes(w), env_bytes = em_bytes(w, d > 1);
+    /* merged band envelopes (edt_rows_env) wherever a row fits in shared memory and positions and
+     * 2D site rows fit in 16 bits; IWPP_CUDA_EDT_ROWS=banded keeps the older banded query */
+    const char *rows_env_var = getenv("IWPP_CUDA_EDT_ROWS");
+    const bool rows_env = wb_want <= 0 && !(rows_env_var && strcmp(rows_env_var, "banded") == 0) &&
+                          w <= EM_MAX && (d > 1 || h < EM_MAX) && env_bytes <= st->smem_optin;
     const bool rows_fit = rb_bytes <= st->smem_optin && w < 0x7FFFFFFF;
-    const bool rows_fast = rows_fit && (wb_want == 0 || (wb_want < 0 && w < WB_AUTO_MIN_W));
-    const bool rows_wide = !rows_fast && wb_want != 0 && w <= wb_max;
+    const bool rows_fast = !rows_env && rows_fit && (wb_want == 0 || (wb_want < 0 && w < WB_AUTO_MIN_W));
+    const bool rows_wide = !rows_env && !rows_fast && wb_want != 0 && w <= wb_max;
     /* pass B by column tiles when one line of h fits in shared memory: TX lines per tile, the
      * largest power of two up to 32 whose tile stays within CB_TARGET_SMEM (at least 1), no wider
      * than the image; IWPP_CUDA_EDT_COL_TILE (1..32) overrides it for measurements, 0 selects
      * the one-thread-per-line kernel */
-    const size_t cb_line = cb_line_bytes(h);
+    /* columns by merged band envelopes (edt_cols_env) where a column fits; IWPP_CUDA_EDT_COLS=banded
+     * keeps the older banded query (edt_cols) */
     const char *cb_env = getenv("IWPP_CUDA_EDT_COL_TILE"); /* "0": the one-thread-per-line pass B */
     const int cb_want = cb_env ? atoi(cb_env) : -1;
+    const char *cols_env_var = getenv("IWPP_CUDA_EDT_COLS");
+    const bool cols_env = d > 1 && h <= EM_MAX && em_bytes(h, true) <= st->smem_optin && wb_want <= 0 &&
+                          cb_want != 0 && !(cols_env_var && strcmp(cols_env_var, "banded") == 0);
+    const size_t cb_line = cols_env ? em_bytes(h, true) : cb_line_bytes(h);
     const bool cols_fit = cb_line <= st->smem_optin && h < 0x7FFFFFFF;
     const bool cols_fast = d > 1 && cols_fit && cb_want != 0 && wb_want <= 0;
     const bool cols_wide = d > 1 && !cols_fast && h <= wb_max && (wb_want > 0 || (wb_want < 0 && !cols_fit));
@@ -1002,7 +1365,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         maxlen = h;
         maxlines = lines_b;
     }
-    if (!rows_fast && !rows_wide) {
+    if (!rows_env && !rows_fast && !rows_wide) {
         if (w > maxlen) maxlen = w;
         if (lines_c > maxlines) maxlines = lines_c;
     }
@@ -1077,14 +1440,36 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         rb_grid = cu_blocks(lines_c, 1, st->sms * occ * 4);
     }
 
+    unsigned env_grid = 1, env_threads = RB_THREADS;
+    void (*env_kern)(const int32_t *, const int32_t *, float *, int64_t *, int64_t, int64_t, int64_t, double, double,
+                     double) = d > 1 ? edt_rows_env<true> : edt_rows_env<false>;
+    if (rows_env) {
+        if (env_bytes > 48 * 1024)
+            CU_TRY(ctx, cu_allow_smem(st, env_kern), "configuring the distance transform's row kernel");
+        /* about 4 pixels a thread, 64 to 512 threads (short 3D rows: more blocks per SM);
+         * IWPP_CUDA_EDT_ROW_THREADS = 64 .. 512 (a power of two) for measurements */
+        env_threads = 64;
+        while (env_threads < RB_THREADS && (int64_t)env_threads * 4 < w) env_threads *= 2;
+        const char *ev = getenv("IWPP_CUDA_EDT_ROW_THREADS");
+        const int want_t = ev ? atoi(ev) : 0;
+        if (want_t >= 64 && want_t <= RB_THREADS && (want_t & (want_t - 1)) == 0) env_threads = (unsigned)want_t;
+        int occ = 0;
+        CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, env_kern, (int)env_threads, env_bytes),
+               "sizing the distance transform's row kernel");
+        if (occ < 1) occ = 1;
+        env_grid = cu_blocks(lines_c, 1, st->sms * occ * 4);
+    }
+
     unsigned cb_grid = 1;
     const size_t cb_bytes = (size_t)cb_tx * cb_line;
+    void (*cb_kern)(const int32_t *, int32_t *, int32_t *, int64_t, int64_t, int64_t, int, int64_t, double, double) =
+        cols_env ? edt_cols_env : edt_cols;
     if (cols_fast) {
         if (cb_bytes > 48 * 1024)
-            CU_TRY(ctx, cu_allow_smem(st, edt_cols),
+            CU_TRY(ctx, cu_allow_smem(st, cb_kern),
                    "configuring the distance transform's column kernel");
         int occ = 0;
-        CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, edt_cols, CB_THREADS, cb_bytes),
+        CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, cb_kern, CB_THREADS, cb_bytes),
                "sizing the distance transform's column kernel");
         if (occ < 1) occ = 1;
         cb_grid = cu_blocks((w + cb_tx - 1) / cb_tx * d, 1, st->sms * occ * 4);
@@ -1132,7 +1517,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     if (d > 1) {
         int32_t *ny2 = m0 + n, *nz2 = m0 + 2 * n;
         if (cols_fast) {
-            edt_cols<<<cb_grid, CB_THREADS, cb_bytes, s>>>(m0, ny2, nz2, w, h, d, cb_tx, (int64_t)cb_line, sp[1],
+            cb_kern<<<cb_grid, CB_THREADS, cb_bytes, s>>>(m0, ny2, nz2, w, h, d, cb_tx, (int64_t)cb_line, sp[1],
                                                            sp[2]);
         } else if (cols_wide) {
             wb_launch<1>(s, wcol, st->sms);
@@ -1146,7 +1531,11 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         ny = ny2;
         nz = nz2;
     }
-    if (rows_fast) {
+    if (rows_env) {
+        env_kern<<<env_grid, env_threads, env_bytes, s>>>(ny, nz, (float *)dist->ptr,
+                                                         nearest ? (int64_t *)nearest->ptr : NULL, w, h, lines_c,
+                                                         sp[0], sp[1], sp[2]);
+    } else if (rows_fast) {
         rb_kern<<<rb_grid, rb_threads, rb_bytes, s>>>(ny, nz, (float *)dist->ptr,
                                                        nearest ? (int64_t *)nearest->ptr : NULL, w, h, lines_c,
                                                        sp[0], sp[1], sp[2]);
@@ -1162,8 +1551,8 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     }
     if ((e = cu_timer_stop(ctx)) != IWPP_OK) return e;
     snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-exact-separable%s%s",
-             rows_fast ? "/banded-rows" : rows_wide ? "/wide-rows" : "",
-             cols_fast ? "/banded-cols" : cols_wide ? "/wide-cols" : "");
+             rows_env ? "/merged-rows" : rows_fast ? "/banded-rows" : rows_wide ? "/wide-rows" : "",
+             cols_env ? "/merged-cols" : cols_fast ? "/banded-cols" : cols_wide ? "/wide-cols" : "");
     ctx->stats.rounds = d > 1 ? 3 : (h > 1 ? 2 : 1);
     return IWPP_OK;
 }

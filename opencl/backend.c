@@ -23,6 +23,7 @@ extern const char iwpp_ocl_src_mlqueue[];
 extern const char iwpp_ocl_src_pointwise[];
 extern const char iwpp_ocl_src_reconstruct[];
 extern const char iwpp_ocl_src_edt[];
+extern const char iwpp_ocl_src_edt_exact[];
 
 /* ------------------------------------------------------------------------ */
 /* process-wide device list: every device of every platform, GPUs first      */
@@ -383,6 +384,7 @@ static iwpp_status build_program(iwpp_context *ctx, int prog, iwpp_type type, cl
         srcs[ns++] = iwpp_ocl_src_reconstruct;
     } else {
         srcs[ns++] = iwpp_ocl_src_edt;
+        srcs[ns++] = iwpp_ocl_src_edt_exact;
     }
     char opts[256];
     snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DIWPP_T=%s -DIWPP_TK=%d%s%s", type_cl(type),

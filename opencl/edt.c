@@ -68,6 +68,15 @@ static iwpp_status work_buf(iwpp_context *ctx, int fresh, int slot, size_t bytes
     return rs;
 }
 
+/* Local memory of edt_rows_env (edt_exact.cl) for rows of w pixels: sites (2D: ushort rows, 3D:
+ * double f, padded), E, prv, nxt, gF, gL, pre, cs, lo, hi, stk. */
+static size_t env_row_bytes(size_t w, int is3)
+{
+    const size_t nb = (w + RB_S - 1) / RB_S, nc = (nb + 7) / 8;
+    const size_t sb = ((is3 ? 8 : 2) * (size_t)RB_PAD(w) + 7) & ~(size_t)7;
+    return sb + 2 * w + 2 * 4 * nb + 2 * nb + 2 * (nc + 1) + 2 * nb + RB_S * nb;
+}
+
 static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3],
                              iwpp_buf *dist, iwpp_buf *nearest)
 {
@@ -75,7 +84,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     const cl_int w = (cl_int)bin->w, h = (cl_int)bin->h, d = (cl_int)bin->d;
     const size_t n = (size_t)iwpp_buf_count(bin);
     const int is3 = d > 1;
-    cl_kernel k_a1, k_a2, k_rows, k_cols, k_env, k_tr, k_untr32, k_untr64, k_wb, k_wq;
+    cl_kernel k_a1, k_a2, k_rows, k_cols, k_env, k_tr, k_untr32, k_untr64, k_wb, k_wq, k_renv;
     iwpp_status rs;
     if ((rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_pass_a1", &k_a1)) ||
         (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_pass_a2", &k_a2)) ||
@@ -87,7 +96,8 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_untranspose32", &k_untr32)) ||
         (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_untranspose64", &k_untr64)) ||
         (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_wide_build", &k_wb)) ||
-        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_wide_query", &k_wq)))
+        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_wide_query", &k_wq)) ||
+        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_rows_env", &k_renv)))
         return rs;
     const char *ev = getenv("IWPP_OCL_EDT_FRESH");
     const int fresh = ev && atoi(ev) == 1;
@@ -112,9 +122,13 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
                  wb_lst = (size_t)WB_BANDS * RB_S, wb_lmin = (size_t)WB_BANDS * sizeof(cl_double);
     const int wide_ok = (cl_ulong)(wb_lf + wb_lst + wb_lmin) + 64 <= s->local_mem &&
                         iwpp_ocl_group_size(s, k_wb, WB_BANDS) == WB_BANDS;
-    const int rows_fast = !force_serial && !force_wide &&
+    const int force_banded = ev && strcmp(ev, "banded") == 0;
+    const size_t lm_env = env_row_bytes(w, is3);
+    const int rows_env = !force_serial && !force_wide && !force_banded && w <= 65535 &&
+                         (is3 || h < 65535) && (cl_ulong)lm_env + 64 <= lmem;
+    const int rows_fast = !rows_env && !force_serial && !force_wide &&
                           (cl_ulong)(lm_min + lm_smin + lm_f + lm_cnt + lm_stk) + 64 <= lmem;
-    const int rows_wide = !rows_fast && !force_serial && wide_ok;
+    const int rows_wide = !rows_env && !rows_fast && !force_serial && wide_ok;
 
     /* Pass B (3D) one work-group per tile of TX columns when a column's working set (line bytes,
      * as the rows') fits in local memory, TX a power of two up to 32 with the tile within 48 KiB
@@ -159,11 +173,11 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
          (rs = work_buf(ctx, fresh, W_WCNT, rows_n * nb, "the distance transform's band counts",
                         &wcnt, &own[6]))))
         goto done;
-    if (((is3 && !cols_fast) || (!rows_fast && !rows_wide)) && (rs = work_buf(ctx, fresh, W_STACK, n * 4,
+    if (((is3 && !cols_fast) || (!rows_env && !rows_fast && !rows_wide)) && (rs = work_buf(ctx, fresh, W_STACK, n * 4,
                                               "the distance transform's envelope scratch", &v,
                                               &own[4])))
         goto done;
-    if (!rows_fast && !rows_wide) {
+    if (!rows_env && !rows_fast && !rows_wide) {
         if ((rs = work_buf(ctx, fresh, W_TMAP, n * 4, "the distance transform's transposed map",
                            &tmap, &own[5])))
             goto done;
@@ -240,7 +254,33 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         nz = nz2;
     }
     const cl_uint rows = (cl_uint)h * (cl_uint)d;
-    if (rows_fast) {
+    if (rows_env) {
+        /* pass C: merged band envelopes, one work-group per row (edt_exact.cl) */
+        size_t want_lsz = s->is_gpu ? 512 : 64;
+        ev = getenv("IWPP_OCL_EDT_ROW_THREADS");
+        if (ev && atoi(ev) > 0) want_lsz = (size_t)atoi(ev);
+        const size_t wr = ((size_t)w + 31) / 32 * 32;
+        if (want_lsz > wr) want_lsz = wr;
+        const size_t lsz = iwpp_ocl_group_size(s, k_renv, want_lsz);
+        size_t groups = (size_t)s->compute_units * 64;
+        if (groups > rows) groups = rows;
+        const cl_int c3 = is3;
+        int a = 0;
+        IWPP_KARG(s, k_renv, a++, ny);
+        IWPP_KARG(s, k_renv, a++, nz);
+        IWPP_KARG(s, k_renv, a++, md);
+        IWPP_KARG(s, k_renv, a++, mn);
+        IWPP_KARG(s, k_renv, a++, want);
+        IWPP_KARG(s, k_renv, a++, w);
+        IWPP_KARG(s, k_renv, a++, h);
+        IWPP_KARG(s, k_renv, a++, rows);
+        IWPP_KARG(s, k_renv, a++, hx);
+        IWPP_KARG(s, k_renv, a++, hy);
+        IWPP_KARG(s, k_renv, a++, hz);
+        IWPP_KARG(s, k_renv, a++, c3);
+        IWPP_KLOCAL(s, k_renv, a++, lm_env);
+        if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_renv, groups * lsz, lsz);
+    } else if (rows_fast) {
         /* pass C: one work-group per row (a loop over rows when there are more rows than groups) */
         size_t want_lsz = s->is_gpu ? 512 : 64;
         ev = getenv("IWPP_OCL_EDT_ROW_THREADS");
@@ -350,7 +390,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         goto done;
     }
     snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-edt-exact-separable%s%s",
-             rows_fast ? "/banded-rows" : (rows_wide ? "/banded-wide-rows" : ""),
+             rows_env ? "/merged-rows" : rows_fast ? "/banded-rows" : (rows_wide ? "/banded-wide-rows" : ""),
              cols_fast ? "/banded-cols" : "");
     ctx->stats.pixels_visited = 0;
     ctx->stats.rounds = is3 ? 3 : (h > 1 ? 2 : 1);

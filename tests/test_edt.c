@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "synth.h"
 
 typedef struct ecase {
     iwpp_type type;
@@ -239,7 +240,7 @@ static void test_wide_rows(void **state)
  * global memory, a line over several blocks (cuda/edt.cu, edt_wbuild / edt_wquery).
  * IWPP_CUDA_EDT_WIDE=N forces that path on every line with segments of N pixels: 64 and 96 put
  * 2 and 3 bands in a segment, so these sizes cross segment, band and superband (1024 pixel)
- * boundaries in rows and, in 3D, in columns along y; then rows of 30000 pixels and columns of
+ * boundaries in rows and, in 3D, in columns along y; then rows of 70000 pixels and columns of
  * 30000 (3D), too long for shared memory on any current GPU, take it without the switch, and
  * IWPP_CUDA_EDT_WIDE=0 gives them the one-thread-per-line kernels. */
 static int cuda_wide_sparse(uint64_t seed, odims d, const double *sp)
@@ -285,7 +286,7 @@ static void test_cuda_wide_lines(void **state)
     (void)state;
     if (g_backend != IWPP_BACKEND_CUDA) skip();
     static const odims forced[] = {{2100, 3, 1}, {300, 5, 1}, {33, 2, 1}, {70, 4, 3}, {5, 1100, 2}, {2, 2, 40}};
-    const odims wide_row = {30000, 2, 1}, tall_col = {3, 30000, 2};
+    const odims wide_row = {70000, 2, 1}, tall_col = {3, 30000, 2};
     int fails = 0;
     setenv("IWPP_CUDA_EDT_WIDE", "64", 1);
     fails += random_cases(1100, forced, sizeof forced / sizeof forced[0]);
@@ -300,8 +301,9 @@ static void test_cuda_wide_lines(void **state)
     fails += cuda_wide_sparse(1301, wide_row, SP_ANISO2);
     fails += cuda_wide_sparse(1302, tall_col, SP_ANISO);
     fails += cuda_wide_variant(wide_row, "/wide-rows", 1);
-    fails += cuda_wide_variant(tall_col, "/banded-rows/wide-cols", 1);
-    fails += cuda_wide_variant((odims){400, 300, 1}, "/banded-rows", 1);
+    fails += cuda_wide_variant(tall_col, "/merged-rows/wide-cols", 1);
+    fails += cuda_wide_variant((odims){400, 300, 1}, "/merged-rows", 1);
+    fails += cuda_wide_variant((odims){30000, 2, 1}, "/merged-rows", 1);
     setenv("IWPP_CUDA_EDT_WIDE", "0", 1);
     fails += cuda_wide_sparse(1303, wide_row, SP_ANISO);
     fails += cuda_wide_sparse(1304, tall_col, NULL);
@@ -439,6 +441,102 @@ static void test_shapes(void **state)
     assert_int_equal(fails, 0);
 }
 
+/* Every input family of the benchmark (bench/synth.c: lines at 0/1/45/89 degrees, crossing
+ * diagonals, circles up to radius side, a disk, a corner pixel, a background row / column,
+ * checkerboards, random background from 1e-6 to 0.5, nuclei) at small sizes: distances bit for
+ * bit equal to the brute-force oracle where that is cheap, else to the CPU backend (itself checked
+ * against the oracle above); nearest indices are background pixels at exactly that distance. The
+ * sizes give rows of 7, 35 and 66 bands (3 to 7 merge levels of the GPU row pass), and in 3D
+ * columns of more than one band. On a GPU the row pass must be the merged-envelope one. */
+/* (float)sqrt of ((dz*hz)^2 + (dy*hy)^2) + (dx*hx)^2: the documented order, so a nearest site
+ * gives exactly the returned distance */
+static float site_distance(int64_t a, int64_t b, odims d, const double sp[3])
+{
+    const double tx = (double)(a % d.w - b % d.w) * sp[0];
+    const double ty = (double)((a / d.w) % d.h - (b / d.w) % d.h) * sp[1];
+    const double tz = (double)(a / (d.w * d.h) - b / (d.w * d.h)) * sp[2];
+    return (float)sqrt((tz * tz + ty * ty) + tx * tx);
+}
+
+static int family_case(const char *fam, odims d, const double *sp, iwpp_context *cpu)
+{
+    const int64_t n = odims_count(d);
+    uint8_t *img = malloc((size_t)n);
+    double *bin = vol_alloc(d);
+    float *want = malloc((size_t)n * sizeof(float)), *got = malloc((size_t)n * sizeof(float));
+    int64_t *near = malloc((size_t)n * sizeof(int64_t));
+    if (!img || !want || !got || !near) fail_msg("out of memory in the test");
+    if (synth_edt_family(img, fam, d.w, d.h, d.d, 7) != 0) fail_msg("unknown family %s", fam);
+    int64_t nbg = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        bin[i] = img[i];
+        nbg += img[i] == 0;
+    }
+    const double one[3] = {1, 1, 1};
+    const double *s = sp ? sp : one;
+    iwpp_image vb = d.d > 1 ? iwpp_image_3d(img, IWPP_U8, d.w, d.h, d.d) : iwpp_image_2d(img, IWPP_U8, d.w, d.h);
+    iwpp_image vw = d.d > 1 ? iwpp_image_3d(want, IWPP_F32, d.w, d.h, d.d) : iwpp_image_2d(want, IWPP_F32, d.w, d.h);
+    iwpp_image vg = d.d > 1 ? iwpp_image_3d(got, IWPP_F32, d.w, d.h, d.d) : iwpp_image_2d(got, IWPP_F32, d.w, d.h);
+    iwpp_image vn = d.d > 1 ? iwpp_image_3d(near, IWPP_I64, d.w, d.h, d.d) : iwpp_image_2d(near, IWPP_I64, d.w, d.h);
+    const char *ref = "oracle";
+    int bad = 0;
+    if ((double)n * (double)nbg <= 4e7) {
+        oracle_edt(bin, d, s, want);
+    } else {
+        ref = "cpu backend";
+        bad = check_ok(iwpp_distance_transform(cpu, &vb, IWPP_EDT_EXACT, sp, &vw, NULL), cpu, "cpu reference");
+    }
+    iwpp_context *ctx = g_cfg[0].ctx;
+    for (int with_near = 0; with_near < 2 && !bad; ++with_near) {
+        const char *what = fmt("edt exact family %s %lldx%lldx%lld spacing=(%g,%g,%g)%s vs %s [%s]", fam,
+                               (long long)d.w, (long long)d.h, (long long)d.d, s[0], s[1], s[2],
+                               with_near ? " +nearest" : "", ref, g_cfg[0].name);
+        bad = check_ok(iwpp_distance_transform(ctx, &vb, IWPP_EDT_EXACT, sp, &vg, with_near ? &vn : NULL), ctx, what);
+        iwpp_stats st;
+        if (!bad && g_backend != IWPP_BACKEND_CPU &&
+            (iwpp_context_stats(ctx, &st) != IWPP_OK || !strstr(st.variant, "/merged-rows"))) {
+            print_error("FAIL: %s: the row pass is not the merged-envelope one (variant \"%s\")\n", what, st.variant);
+            bad = 1;
+        }
+        for (int64_t i = 0; i < n && !bad; ++i) {
+            if (memcmp(&got[i], &want[i], sizeof(float)) != 0) {
+                print_error("FAIL: %s: pixel %lld: got %.9g, want %.9g\n", what, (long long)i, (double)got[i],
+                            (double)want[i]);
+                bad = 1;
+            } else if (with_near) {
+                const int64_t q = near[i];
+                if (nbg == 0 ? q != -1
+                             : (q < 0 || q >= n || img[q] != 0 || site_distance(i, q, d, s) != got[i])) {
+                    print_error("FAIL: %s: pixel %lld: nearest %lld is not a background pixel at distance %.9g\n",
+                                what, (long long)i, (long long)q, (double)got[i]);
+                    bad = 1;
+                }
+            }
+        }
+    }
+    free(img);
+    free(bin);
+    free(want);
+    free(got);
+    free(near);
+    return bad;
+}
+
+static void test_families(void **state)
+{
+    (void)state;
+    static const odims sizes[] = {{200, 150, 1}, {1100, 40, 1}, {2100, 9, 1}, {37, 70, 1}, {40, 36, 20}, {70, 9, 5}};
+    const double *sps[3] = {NULL, SP_ANISO, SP_MICRO};
+    iwpp_context *cpu = NULL;
+    if (iwpp_context_create(&cpu, IWPP_BACKEND_CPU) != IWPP_OK) fail_msg("no CPU context");
+    int fails = 0;
+    for (int si = 0; si < (int)(sizeof sizes / sizeof sizes[0]); ++si)
+        for (int f = 0; f < synth_edt_family_count(); ++f)
+            fails += family_case(synth_edt_family_name(f), sizes[si], sps[(si + f) % 3], cpu);
+    iwpp_context_destroy(cpu);
+    assert_int_equal(fails, 0);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -449,7 +547,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_non_dyadic_spacing), cmocka_unit_test(test_degenerate),
         cmocka_unit_test(test_strided),    cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_long_lines), cmocka_unit_test(test_wide_rows),
-        cmocka_unit_test(test_cuda_wide_lines),
+        cmocka_unit_test(test_cuda_wide_lines), cmocka_unit_test(test_families),
     };
     int failed = HARNESS_RUN("edt", tests);
     harness_fini();
