@@ -331,22 +331,31 @@ static int64_t RFN(fh_box)(void *Jv, const void *Iv, const rc_geom *g, const rc_
 }
 
 /*
- * Apply the seeds of a box (values already clipped to the mask, taken from
- * other tiles by the exchange), then run the FIFO phase inside the box.
- * Lists the border pixels that changed in @p outbox. Returns pixels popped.
+ * Messages into box b from its neighbour tiles: each (p, v) says that pixel p,
+ * just outside the box, holds v; every neighbour q of p inside the box that is
+ * below min(v, I(q)) is raised to it and queued. Then the FIFO phase inside the
+ * box, listing in @p outbox every border pixel it pops (all that changed).
+ * Returns the pixels popped.
  */
-static int64_t RFN(seeded_box)(void *Jv, const void *Iv, const rc_geom *g, const rc_nbhd *nb,
-                               const rc_box *b, rc_fifo *f, const rc_seeds *s, rc_vec *outbox)
+static int64_t RFN(msg_box)(void *Jv, const void *Iv, const rc_geom *g, const rc_nbhd *nb,
+                            const rc_box *b, rc_fifo *f, const rc_seeds *m, rc_vec *outbox)
 {
     RT *J = (RT *)Jv;
     const RT *I = (const RT *)Iv;
-    const RT *sv = (const RT *)s->val;
-    for (int64_t k = 0; k < s->n; ++k) {
-        const int64_t p = s->idx[k];
-        const RT v = sv[k];
-        if (R_GT(v, J[p])) {
-            J[p] = v;
-            rc_push(f, p);
+    const RT *mv = (const RT *)m->val;
+    for (int64_t j = 0; j < m->n; ++j) {
+        const int64_t p = m->idx[j];
+        const RT v = mv[j];
+        int64_t x, y, z;
+        rc_coords(g, p, &x, &y, &z);
+        for (int k = 0; k < nb->n; ++k) {
+            if (!rc_in_box(b, x + nb->dx[k], y + nb->dy[k], z + nb->dz[k])) continue;
+            const int64_t q = p + nb->off[k];
+            const RT nv = R_CLIP(v, I[q]);
+            if (R_GT(nv, J[q])) {
+                J[q] = nv;
+                rc_push(f, q);
+            }
         }
     }
     switch (nb->n) {
@@ -358,88 +367,6 @@ static int64_t RFN(seeded_box)(void *Jv, const void *Iv, const rc_geom *g, const
     }
 }
 
-/*
- * Border exchange for box b (read only on the image): for every border pixel p
- * of the box, the strongest neighbour q outside the box (inside the image); if
- * it propagates over J(p) and J(p) is below I(p), record the seed
- * (p, min(J(q), I(p))). Returns 0, or -1 if the seed list could not grow.
- */
-static int RFN(exchange_box)(const void *Jv, const void *Iv, const rc_geom *g,
-                             const rc_nbhd *nb, const rc_box *b, rc_seeds *s)
-{
-    const RT *J = (const RT *)Jv;
-    const RT *I = (const RT *)Iv;
-    const rc_box img = {0, g->w, 0, g->h, 0, g->d};
-    s->n = 0;
-    for (int64_t z = b->z0; z < b->z1; ++z) {
-        const int zring = !g->flat && (z == b->z0 || z == b->z1 - 1);
-        for (int64_t y = b->y0; y < b->y1; ++y) {
-            const int full = zring || y == b->y0 || y == b->y1 - 1;
-            const int64_t row = z * g->sz + y * g->sy;
-            const int64_t step = full ? 1 : (b->x1 - 1 - b->x0 > 0 ? b->x1 - 1 - b->x0 : 1);
-            for (int64_t x = b->x0; x < b->x1; x += step) {
-                const int64_t i = row + x;
-                const RT jp = J[i], ip = I[i];
-                if (!R_GT(ip, jp)) continue;
-                int have = 0;
-                RT mx = jp;
-                for (int k = 0; k < nb->n; ++k) {
-                    const int64_t nx = x + nb->dx[k], ny = y + nb->dy[k], nz = z + nb->dz[k];
-                    if (!rc_in_box(&img, nx, ny, nz) || rc_in_box(b, nx, ny, nz)) continue;
-                    const RT u = J[i + nb->off[k]];
-                    if (!have || R_GT(u, mx)) {
-                        mx = u;
-                        have = 1;
-                    }
-                }
-                if (have && R_GT(mx, jp)) {
-                    if (s->n == s->cap && rc_seeds_grow(s, sizeof(RT))) return -1;
-                    s->idx[s->n] = i;
-                    ((RT *)s->val)[s->n] = R_CLIP(mx, ip);
-                    s->n++;
-                }
-            }
-        }
-    }
-    return 0;
-}
-
-/*
- * Border exchange for box b from the changed border pixels of its neighbour
- * tiles (read only on the image): each listed pixel q raises every neighbour p
- * inside the box that is below it and below its mask; record the seed
- * (p, min(J(q), I(p))). Returns 0, or -1 if the seed list could not grow.
- */
-static int RFN(exchange_in)(const void *Jv, const void *Iv, const rc_geom *g, const rc_nbhd *nb,
-                            const rc_box *b, const rc_vec *const *src, int nsrc, rc_seeds *s)
-{
-    const RT *J = (const RT *)Jv;
-    const RT *I = (const RT *)Iv;
-    s->n = 0;
-    for (int si = 0; si < nsrc; ++si) {
-        const rc_vec *v = src[si];
-        for (int64_t j = 0; j < v->n; ++j) {
-            const int64_t q = v->v[j];
-            int64_t x, y, z;
-            rc_coords(g, q, &x, &y, &z);
-            const RT jq = J[q];
-            for (int k = 0; k < nb->n; ++k) {
-                if (!rc_in_box(b, x + nb->dx[k], y + nb->dy[k], z + nb->dz[k])) continue;
-                const int64_t p = q + nb->off[k];
-                const RT jp = J[p];
-                if (!R_GT(jq, jp)) continue;
-                const RT ip = I[p];
-                if (!R_GT(ip, jp)) continue;
-                if (s->n == s->cap && rc_seeds_grow(s, sizeof(RT))) return -1;
-                s->idx[s->n] = p;
-                ((RT *)s->val)[s->n] = R_CLIP(jq, ip);
-                s->n++;
-            }
-        }
-    }
-    return 0;
-}
-
 /* dst = the marker m clipped by the mask i (as IWPP_PW_MIN / IWPP_PW_MAX do), n pixels. */
 static void RFN(clip_copy)(void *dstv, const void *mv, const void *iv, int64_t n)
 {
@@ -448,8 +375,7 @@ static void RFN(clip_copy)(void *dstv, const void *mv, const void *iv, int64_t n
     for (int64_t k = 0; k < n; ++k) dst[k] = R_CLIP(m[k], i[k]);
 }
 
-static const rc_kernels RFN(kernels) = {RFN(fh_box),     RFN(seeded_box), RFN(exchange_box),
-                                        RFN(exchange_in), RFN(scans),      RFN(tile_queue),
+static const rc_kernels RFN(kernels) = {RFN(fh_box), RFN(msg_box), RFN(scans), RFN(tile_queue),
                                         RFN(clip_copy)};
 
 #undef R_GT
