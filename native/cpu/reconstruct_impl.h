@@ -216,11 +216,11 @@ R_INLINE void RFN(scan_bwd_core)(RT *J, const RT *I, const rc_geom *g, const rc_
  * without one they are left to the border exchange. With an outbox, every
  * popped pixel on the box border is appended to it (every pixel written here
  * is queued and popped, so the outbox lists every border pixel that changed).
- * Returns the number of pixels popped.
+ * Stops after @p budget pops. Returns the number of pixels popped.
  */
 R_INLINE int64_t RFN(fifo_core)(RT *J, const RT *I, const rc_geom *g, const rc_nbhd *nb,
                                 const rc_box *b, rc_fifo *f, rc_vec *outbox, rc_spill *sp,
-                                const int nn)
+                                const int nn, const int64_t budget)
 {
     int64_t off[26];
     for (int k = 0; k < nn; ++k) off[k] = nb->off[k];
@@ -228,7 +228,7 @@ R_INLINE int64_t RFN(fifo_core)(RT *J, const RT *I, const rc_geom *g, const rc_n
     /* Interior: all neighbours in the box. */
     const int64_t ix0 = b->x0 + 1, ix1 = b->x1 - 1, iy0 = b->y0 + 1, iy1 = b->y1 - 1;
     const int64_t iz0 = g->flat ? b->z0 : b->z0 + 1, iz1 = g->flat ? b->z1 : b->z1 - 1;
-    while (f->count > 0 && !f->failed) {
+    while (f->count > 0 && !f->failed && pops < budget) {
         const int64_t p = rc_pop(f);
         ++pops;
         int64_t x, y, z;
@@ -314,11 +314,11 @@ static int64_t RFN(tile_queue)(void *Jv, const void *Iv, const rc_geom *g, const
     RT *J = (RT *)Jv;
     const RT *I = (const RT *)Iv;
     switch (nb->n) {
-    case 4: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 4);
-    case 8: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 8);
-    case 6: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 6);
-    case 18: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 18);
-    default: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 26);
+    case 4: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 4, INT64_MAX);
+    case 8: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 8, INT64_MAX);
+    case 6: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 6, INT64_MAX);
+    case 18: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 18, INT64_MAX);
+    default: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 26, INT64_MAX);
     }
 }
 
@@ -335,10 +335,12 @@ static int64_t RFN(fh_box)(void *Jv, const void *Iv, const rc_geom *g, const rc_
  * just outside the box, holds v; every neighbour q of p inside the box that is
  * below min(v, I(q)) is raised to it and queued. Then the FIFO phase inside the
  * box, listing in @p outbox every border pixel it pops (all that changed).
- * Returns the pixels popped.
+ * The FIFO phase stops after @p budget pops (pixels left in f: the caller
+ * finishes the box another way). Returns the pixels popped.
  */
 static int64_t RFN(msg_box)(void *Jv, const void *Iv, const rc_geom *g, const rc_nbhd *nb,
-                            const rc_box *b, rc_fifo *f, const rc_seeds *m, rc_vec *outbox)
+                            const rc_box *b, rc_fifo *f, const rc_seeds *m, rc_vec *outbox,
+                            int64_t budget)
 {
     RT *J = (RT *)Jv;
     const RT *I = (const RT *)Iv;
@@ -359,11 +361,71 @@ static int64_t RFN(msg_box)(void *Jv, const void *Iv, const rc_geom *g, const rc
         }
     }
     switch (nb->n) {
-    case 4: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 4);
-    case 8: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 8);
-    case 6: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 6);
-    case 18: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 18);
-    default: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 26);
+    case 4: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 4, budget);
+    case 8: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 8, budget);
+    case 6: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 6, budget);
+    case 18: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 18, budget);
+    default: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 26, budget);
+    }
+}
+
+/* Priority of value v: larger = propagates further (v for dilation, -v for erosion). */
+static double RFN(key_of)(const void *px)
+{
+    RT v;
+    memcpy(&v, px, sizeof v);
+#if RDIL
+    return (double)v;
+#else
+    return -(double)v;
+#endif
+}
+
+/* Priority of box b before its first run: the strongest value of its clipped
+   marker (M clipped by I, or J already clipped when M is NULL). */
+static double RFN(box_key)(const void *Jv, const void *Mv, const void *Iv, const rc_geom *g,
+                           const rc_box *b)
+{
+    const RT *I = (const RT *)Iv;
+    const RT *src = (const RT *)(Mv ? Mv : Jv);
+    RT best = src[b->z0 * g->sz + b->y0 * g->sy + b->x0];
+    best = R_CLIP(best, I[b->z0 * g->sz + b->y0 * g->sy + b->x0]);
+    for (int64_t z = b->z0; z < b->z1; ++z)
+        for (int64_t y = b->y0; y < b->y1; ++y) {
+            const int64_t row = z * g->sz + y * g->sy;
+            for (int64_t x = b->x0; x < b->x1; ++x) {
+                RT v = src[row + x];
+                v = R_CLIP(v, I[row + x]);
+                best = R_PICK(best, v);
+            }
+        }
+    return RFN(key_of)(&best);
+}
+
+/*
+ * Messages (p, v) into a tile's contiguous copy LJ/LI of box b (bw x bh
+ * pixels per slice) before Fast Hybrid runs there: each neighbour of p inside
+ * the box is raised to min(v, its mask) if that is more. No queue: the scans
+ * that follow propagate from them.
+ */
+static void RFN(msg_local)(void *LJv, const void *LIv, const rc_geom *g, const rc_nbhd *nb,
+                           const rc_box *b, const rc_seeds *m)
+{
+    RT *LJ = (RT *)LJv;
+    const RT *LI = (const RT *)LIv;
+    const RT *mv = (const RT *)m->val;
+    const int64_t bw = b->x1 - b->x0, bh = b->y1 - b->y0;
+    for (int64_t j = 0; j < m->n; ++j) {
+        int64_t x, y, z;
+        rc_coords(g, m->idx[j], &x, &y, &z);
+        const RT v = mv[j];
+        for (int k = 0; k < nb->n; ++k) {
+            const int64_t nx = x + nb->dx[k], ny = y + nb->dy[k], nz = z + nb->dz[k];
+            if (!rc_in_box(b, nx, ny, nz)) continue;
+            const int64_t li = (nx - b->x0) + bw * ((ny - b->y0) + bh * (nz - b->z0));
+            const RT nv = R_CLIP(v, LI[li]);
+            if (R_GT(nv, LJ[li])) LJ[li] = nv;
+        }
     }
 }
 
@@ -375,8 +437,9 @@ static void RFN(clip_copy)(void *dstv, const void *mv, const void *iv, int64_t n
     for (int64_t k = 0; k < n; ++k) dst[k] = R_CLIP(m[k], i[k]);
 }
 
-static const rc_kernels RFN(kernels) = {RFN(fh_box), RFN(msg_box), RFN(scans), RFN(tile_queue),
-                                        RFN(clip_copy)};
+static const rc_kernels RFN(kernels) = {RFN(fh_box),    RFN(msg_box), RFN(scans),
+                                        RFN(tile_queue), RFN(clip_copy), RFN(key_of),
+                                        RFN(box_key),   RFN(msg_local)};
 
 #undef R_GT
 #undef R_PICK
