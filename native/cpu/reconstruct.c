@@ -1016,6 +1016,20 @@ static int64_t rc_parallel_tile(const iwpp_context *ctx, const rc_geom *g, int n
     return tile;
 }
 
+/*
+ * F32: every zero of the result becomes +0. Which zero a pixel keeps where -0
+ * and +0 meet depends on the order of propagation (they compare equal, and a
+ * pixel only changes for a strictly stronger value), so without this the sign
+ * of a zero could differ between thread counts and tile sizes; with it the
+ * result is the same bit for bit whatever they are.
+ */
+static void rc_plus_zero_range(void *arg, int64_t i0, int64_t i1, int worker)
+{
+    float *v = (float *)arg;
+    (void)worker;
+    for (int64_t i = i0; i < i1; ++i) v[i] = v[i] == 0.0f ? 0.0f : v[i];
+}
+
 /* Geometry and neighbourhood of a w x h x d image; 0 if the connectivity is unknown. */
 static int rc_setup(int64_t w, int64_t h, int64_t d, int connectivity, rc_geom *g, rc_nbhd *nb)
 {
@@ -1075,6 +1089,9 @@ static iwpp_status rc_run(iwpp_context *ctx, iwpp_type type, int64_t w, int64_t 
         st = rc_sequential(ctx, kn, J, I, &g, &nb, &seq);
     }
     if (st != IWPP_OK) return st;
+    if (type == IWPP_F32)
+        iwpp_par_for(iwpp_cpu_threads_for(ctx, w * h * d, (int64_t)1 << 22), w * h * d,
+                     (int64_t)1 << 16, rc_plus_zero_range, J);
     ctx->stats.overflow_reruns = 0;
     ctx->stats.compute_ms = iwpp_now_ms() - t0;
     return IWPP_OK;
