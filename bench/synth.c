@@ -490,4 +490,121 @@ int synth_edt_family(uint8_t *out, const char *name, int64_t w, int64_t h, int64
         return 0;
     }
     return -1;
+/* ---- histo: a bright-field section of stained tissue, in gray ------------ */
+
+/* Value noise of one octave at (x, y): smoothstep interpolation of lattice values, cell s px. */
+static float histo_noise(uint64_t seed, int oct, int64_t x, int64_t y, int s)
+{
+    const int64_t ix = x / s, iy = y / s;
+    float tx = ((float)(x - ix * s) + 0.5f) / (float)s, ty = ((float)(y - iy * s) + 0.5f) / (float)s;
+    tx = tx * tx * (3.0f - 2.0f * tx);
+    ty = ty * ty * (3.0f - 2.0f * ty);
+    const float a = lattice01(seed, oct, ix, iy, 0), b = lattice01(seed, oct, ix + 1, iy, 0);
+    const float c = lattice01(seed, oct, ix, iy + 1, 0), d = lattice01(seed, oct, ix + 1, iy + 1, 0);
+    return (a + (b - a) * tx) + ((c + (d - c) * tx) - (a + (b - a) * tx)) * ty;
+}
+
+int synth_histo(uint8_t *out, int64_t w, int64_t h, uint64_t seed)
+{
+    /* The smooth fields on a coarse grid (every 8 px), bilinearly interpolated per pixel. */
+    const int64_t G = 8, gw = w / G + 2, gh = h / G + 2;
+    float *tissue = malloc((size_t)(gw * gh) * sizeof(float));
+    float *stain = malloc((size_t)(gw * gh) * sizeof(float));
+    float *fdir = malloc((size_t)(gw * gh) * sizeof(float));
+    if (!tissue || !stain || !fdir) {
+        free(tissue);
+        free(stain);
+        free(fdir);
+        return -1;
+    }
+    const double cx = 0.45 * (double)w, cy = 0.55 * (double)h;
+    const double rmax2 = (double)w * w + (double)h * h;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (int64_t gy = 0; gy < gh; ++gy)
+        for (int64_t gx = 0; gx < gw; ++gx) {
+            const int64_t x = gx * G, y = gy * G, i = gy * gw + gx;
+            /* tissue where large-scale noise is high: big connected areas, lumens, a ragged edge */
+            tissue[i] = 0.55f * histo_noise(seed, 10, x, y, 1024) + 0.30f * histo_noise(seed, 11, x, y, 256) +
+                        0.15f * histo_noise(seed, 12, x, y, 64);
+            stain[i] = histo_noise(seed, 13, x, y, 96);
+            fdir[i] = (float)M_PI * 2.0f * histo_noise(seed, 14, x, y, 512);
+        }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (int64_t y = 0; y < h; ++y) {
+        const int64_t gy = y / G;
+        const float ty = ((float)(y - gy * G) + 0.5f) / (float)G;
+        for (int64_t x = 0; x < w; ++x) {
+            const int64_t gx = x / G, i = gy * gw + gx;
+            const float tx = ((float)(x - gx * G) + 0.5f) / (float)G;
+#define HBIL(F) ((F[i] + (F[i + 1] - F[i]) * tx) * (1.0f - ty) + (F[i + gw] + (F[i + gw + 1] - F[i + gw]) * tx) * ty)
+            const float tv = HBIL(tissue), sv = HBIL(stain), dv = HBIL(fdir);
+#undef HBIL
+            /* illumination falls off towards the corners (vignetting): about 30 levels */
+            const double r2 = ((double)x - cx) * ((double)x - cx) + ((double)y - cy) * ((double)y - cy);
+            const float illum = 1.0f - 0.13f * (float)(r2 / rmax2 * 2.0);
+            const uint64_t hsh = mix64(seed ^ (0x51ED2701ull + (uint64_t)(y * w + x) * 0x9E3779B97F4A7C15ull));
+            const float grain = ((float)(hsh >> 40) * (1.0f / 16777216.0f) - 0.5f) * 6.0f;
+            float v;
+            /* soft edge between glass and tissue */
+            const float edge = (tv - 0.42f) * 40.0f;
+            const float tw = edge <= 0.0f ? 0.0f : edge >= 1.0f ? 1.0f : edge;
+            /* stroma: fibres along a slowly turning direction, a patchy stain */
+            const float u = (float)x * cosf(dv) + (float)y * sinf(dv);
+            const float fib = 0.5f + 0.5f * sinf(u * 0.55f + 3.0f * histo_noise(seed, 15, x, y, 16));
+            const float stroma = 185.0f - 45.0f * sv - 22.0f * fib;
+            v = (1.0f - tw) * 238.0f + tw * stroma;
+            v = v * illum + grain;
+            out[y * w + x] = (uint8_t)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v + 0.5f);
+        }
+    }
+    /* Nuclei: dark ellipses with chromatin texture, in clusters, only on tissue. */
+    const int64_t cell = 20;
+    for (int64_t cyi = 0; cyi < h / cell + 1; ++cyi)
+        for (int64_t cxi = 0; cxi < w / cell + 1; ++cxi) {
+            uint64_t r = mix64(seed * 0x2545F4914F6CDD1Dull ^ mix64((uint64_t)(cyi * 1000003 + cxi)));
+            const int64_t nx = cxi * cell + (int64_t)(r % (uint64_t)cell);
+            r = mix64(r);
+            const int64_t ny = cyi * cell + (int64_t)(r % (uint64_t)cell);
+            if (nx >= w || ny >= h) continue;
+            const int64_t gi = (ny / G) * gw + nx / G;
+            /* dense where the stain is strong, none on glass */
+            const float dens = tissue[gi] < 0.44f ? 0.0f : 0.15f + 0.7f * stain[gi];
+            r = mix64(r);
+            if ((float)(r >> 40) * (1.0f / 16777216.0f) >= dens) continue;
+            r = mix64(r);
+            const double ra = 4.0 + (double)(r % 1000) / 1000.0 * 6.0;
+            r = mix64(r);
+            const double rb = ra * (0.55 + (double)(r % 1000) / 1000.0 * 0.4);
+            r = mix64(r);
+            const double th = (double)(r % 1000) / 1000.0 * M_PI;
+            r = mix64(r);
+            const double depth = 70.0 + (double)(r % 1000) / 1000.0 * 50.0;
+            const double ct = cos(th), st = sin(th);
+            const int64_t R = (int64_t)ra + 2;
+            for (int64_t y = ny - R; y <= ny + R; ++y) {
+                if (y < 0 || y >= h) continue;
+                for (int64_t x = nx - R; x <= nx + R; ++x) {
+                    if (x < 0 || x >= w) continue;
+                    const double dx = (double)(x - nx), dy = (double)(y - ny);
+                    const double a = (dx * ct + dy * st) / ra, b = (-dx * st + dy * ct) / rb;
+                    const double q = sqrt(a * a + b * b);
+                    if (q >= 1.15) continue;
+                    /* darker rim, texture inside, a soft edge */
+                    const double wgt = q <= 0.85 ? 1.0 : (1.15 - q) / 0.3;
+                    const double chrom = 20.0 * (histo_noise(seed, 16, x, y, 3) - 0.5) - (q > 0.7 ? 12.0 : 0.0);
+                    const double target = depth + chrom;
+                    const double cur = out[y * w + x];
+                    double nv = cur + (target - cur) * wgt;
+                    if (nv < cur) out[y * w + x] = (uint8_t)(nv < 0.0 ? 0.0 : nv + 0.5);
+                }
+            }
+        }
+    free(tissue);
+    free(stain);
+    free(fdir);
+    return 0;
 }

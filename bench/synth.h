@@ -27,6 +27,14 @@ void synth_tissue(void *out, iwpp_type t, int64_t w, int64_t h, int64_t d, uint6
 /** Write the nuclei image (U8, 0 background / 255 foreground). Returns 0, or -1 if out of memory. */
 int synth_nuclei(uint8_t *out, int64_t w, int64_t h, int64_t d, uint64_t seed);
 
+/** Write the "histo" image (U8, 2D): a gray bright-field section of stained tissue: glass
+ *  background near 238 with vignetting (about 30 levels darker in the corners) and grain,
+ *  large ragged tissue areas with lumens, fibrous stroma with a patchy stain, and clusters of
+ *  dark textured elliptical nuclei. Its bright background and stroma form regions that span
+ *  the whole image, so a reconstruction (marker = image - h) propagates across many tiles, as on
+ *  real sections. Returns 0, or -1 if out of memory. */
+int synth_histo(uint8_t *out, int64_t w, int64_t h, uint64_t seed);
+
 /** Write the spiral corridor image (U8, 0 wall / 255 corridor). (0,0,z) is the corridor's start. */
 void synth_spiral(uint8_t *out, int64_t w, int64_t h, int64_t d);
 

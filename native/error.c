@@ -1,7 +1,8 @@
 /* error.c - status names, the per-context error message, clocks and thread counts. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include "backend.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -52,10 +53,15 @@ int iwpp_cpu_threads(const iwpp_context *ctx)
 {
     int t = ctx ? ctx->threads : 0;
     if (t > 0) return t;
-#ifdef _OPENMP
-    int n = omp_get_num_procs();
-#else
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    /* The cores this process may run on (taskset, cgroup cpusets), not all the machine's. */
+    long n = 0;
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
 #endif
+#ifdef _OPENMP
+    if (n < 1) n = omp_get_num_procs();
+#endif
+    if (n < 1) n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > IWPP_MAX_THREADS ? IWPP_MAX_THREADS : (int)n;
 }

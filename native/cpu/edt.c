@@ -75,12 +75,7 @@
 #include <emmintrin.h>
 #endif
 
-#ifdef _OPENMP
-#include <omp.h>
-#define IWPP_OMP(x) _Pragma(#x)
-#else
-#define IWPP_OMP(x)
-#endif
+#include "cpu/pool.h"
 
 #define NO_SITE ((int32_t)-1)
 #define COLS_PER_BLOCK 16
@@ -348,14 +343,12 @@ static void scratch_set_free(scratch *set, int nt)
     free(set);
 }
 
-static inline int thread_index(void)
-{
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
+/*
+ * Pixels per thread below which the default thread count is lowered (a
+ * 512 x 512 transform, a few ms on one core, runs sequentially: see
+ * iwpp_cpu_threads_for).
+ */
+#define EDT_PX_PER_THREAD ((int64_t)1 << 19)
 
 /* ---- Unit-spacing rows (hx = hy = hz = 1, every side <= UNIT_MAX_SIDE) ----
  * The same envelope in integers: every quantity of the double version is an
@@ -874,11 +867,66 @@ static iwpp_status enomem_scratch(iwpp_context *ctx, int nt, int64_t w, int64_t 
                           nt, (double)(m * (40 + 12 * COLS_PER_BLOCK)) / 1024.0);
 }
 
+/* The parallel loops of edt_exact: items handed out on demand (cpu/pool.h). */
+typedef struct edt_par {
+    exact_job *J;
+    scratch *SS;
+    int64_t chunk, len, nxb;
+} edt_par;
+
+static void par_band_step1(void *arg, int64_t i0, int64_t i1, int worker)
+{
+    const edt_par *P = (const edt_par *)arg;
+    (void)worker;
+    for (int64_t b = i0; b < i1; ++b) band_step1(P->J, b);
+}
+
+static void par_band_step3(void *arg, int64_t i0, int64_t i1, int worker)
+{
+    const edt_par *P = (const edt_par *)arg;
+    for (int64_t b = i0; b < i1; ++b) band_step3(P->J, b, &P->SS[worker]);
+}
+
+static void par_pass_a(void *arg, int64_t i0, int64_t i1, int worker)
+{
+    const edt_par *P = (const edt_par *)arg;
+    const exact_job *J = P->J;
+    (void)worker;
+    for (int64_t c = i0; c < i1; ++c) {
+        int64_t a0 = c * P->chunk, a1 = a0 + P->chunk < P->len ? a0 + P->chunk : P->len;
+        pass_outer(J->bin->ptr, J->bin->type, P->len, J->d, a0, a1, J->nz);
+    }
+}
+
+static void par_pass_b(void *arg, int64_t i0, int64_t i1, int worker)
+{
+    const edt_par *P = (const edt_par *)arg;
+    const exact_job *J = P->J;
+    for (int64_t t = i0; t < i1; ++t) {
+        int64_t z = t / P->nxb, x0 = (t % P->nxb) * COLS_PER_BLOCK;
+        int64_t bw = J->w - x0 < COLS_PER_BLOCK ? J->w - x0 : COLS_PER_BLOCK;
+        exact_colblock(J, z, x0, bw, &P->SS[worker]);
+    }
+}
+
+static void par_pass_c(void *arg, int64_t i0, int64_t i1, int worker)
+{
+    const edt_par *P = (const edt_par *)arg;
+    const exact_job *J = P->J;
+    scratch *S = &P->SS[worker];
+    for (int64_t r = i0; r < i1; ++r) {
+        const int64_t y = r % J->h, z = r / J->h;
+        memcpy(S->rny, J->ny + r * J->w, (size_t)J->w * sizeof(int32_t));
+        memcpy(S->rnz, J->nz + r * J->w, (size_t)J->w * sizeof(int32_t));
+        row_output(J, y, z, S);
+    }
+}
+
 static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const double spacing[3],
                              iwpp_buf *dist, iwpp_buf *nearest)
 {
     const int64_t w = bin->w, h = bin->h, d = bin->d;
-    const int nt = iwpp_cpu_threads(ctx);
+    const int nt = iwpp_cpu_threads_for(ctx, w * h * d, EDT_PX_PER_THREAD);
     exact_job J;
     memset(&J, 0, sizeof J);
     J.bin = bin;
@@ -916,16 +964,10 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
                                   "for the band borders; free memory or use fewer threads",
                                   (double)(nb * w) * 8.0 / 1048576.0);
         }
-IWPP_OMP(omp parallel num_threads(nt) if (nb > 1))
-        {
-            scratch *S = &SS[thread_index()];
-IWPP_OMP(omp for schedule(dynamic, 1))
-            for (int64_t b = 0; b < nb; ++b) band_step1(&J, b);
-IWPP_OMP(omp single)
-            band_step2(&J);
-IWPP_OMP(omp for schedule(dynamic, 1))
-            for (int64_t b = 0; b < nb; ++b) band_step3(&J, b, S);
-        }
+        edt_par P = {&J, SS, 0, 0, 0};
+        iwpp_par_for(nt, nb, 1, par_band_step1, &P);
+        band_step2(&J);
+        iwpp_par_for(nt, nb, 1, par_band_step3, &P);
         free(J.carry_up);
         free(J.carry_down);
     } else {
@@ -946,31 +988,14 @@ IWPP_OMP(omp for schedule(dynamic, 1))
         const int64_t nchunks = (len + chunk - 1) / chunk;
         const int64_t nxb = (w + COLS_PER_BLOCK - 1) / COLS_PER_BLOCK;
         const int64_t tasks = nxb * d, rows = h * d;
-IWPP_OMP(omp parallel num_threads(nt))
-        {
-            scratch *S = &SS[thread_index()];
-            /* Pass A: along z, strips of the xy plane. */
-IWPP_OMP(omp for schedule(dynamic, 1))
-            for (int64_t c = 0; c < nchunks; ++c) {
-                int64_t i0 = c * chunk, i1 = i0 + chunk < len ? i0 + chunk : len;
-                pass_outer(bin->ptr, bin->type, len, d, i0, i1, J.nz);
-            }
-            /* Pass B: along y, blocks of columns. */
-IWPP_OMP(omp for schedule(dynamic, 4))
-            for (int64_t t = 0; t < tasks; ++t) {
-                int64_t z = t / nxb, x0 = (t % nxb) * COLS_PER_BLOCK;
-                int64_t bw = w - x0 < COLS_PER_BLOCK ? w - x0 : COLS_PER_BLOCK;
-                exact_colblock(&J, z, x0, bw, S);
-            }
-            /* Pass C: along x, rows (pass B is complete everywhere: implicit barrier). */
-IWPP_OMP(omp for schedule(dynamic, 16))
-            for (int64_t r = 0; r < rows; ++r) {
-                const int64_t y = r % h, z = r / h;
-                memcpy(S->rny, J.ny + r * w, (size_t)w * sizeof(int32_t));
-                memcpy(S->rnz, J.nz + r * w, (size_t)w * sizeof(int32_t));
-                row_output(&J, y, z, S);
-            }
-        }
+        edt_par P = {&J, SS, 0, 0, 0};
+        P.chunk = chunk;
+        P.len = len;
+        P.nxb = nxb;
+        /* Three passes, each complete before the next starts (the workers are joined). */
+        iwpp_par_for(nt, nchunks, 1, par_pass_a, &P);
+        iwpp_par_for(nt, tasks, 4, par_pass_b, &P);
+        iwpp_par_for(nt, rows, 16, par_pass_c, &P);
         free(J.nz);
     }
     scratch_set_free(SS, nt);
@@ -1030,6 +1055,36 @@ static inline int is_bg(const void *p, iwpp_type t, int64_t i)
     case IWPP_U8: return ((const uint8_t *)p)[i] == 0;
     case IWPP_U16: return ((const uint16_t *)p)[i] == 0;
     default: return ((const float *)p)[i] == 0.0f;
+    }
+}
+
+/* Distances (and nearest indices) from the final sites, rows i0..i1-1. */
+typedef struct dan_out {
+    const site3 *vr;
+    float *dst;
+    int64_t *nd;
+    int64_t w, h;
+    double hx, hy, hz;
+} dan_out;
+
+static void dan_out_rows(void *arg, int64_t r0, int64_t r1, int worker)
+{
+    const dan_out *O = (const dan_out *)arg;
+    const int64_t w = O->w, h = O->h;
+    (void)worker;
+    for (int64_t r = r0; r < r1; ++r) {
+        const int64_t y = r % h, z = r / h;
+        for (int64_t x = 0; x < w; ++x) {
+            const int64_t i = r * w + x;
+            const site3 *s = &O->vr[i];
+            if (s->x < 0) {
+                O->dst[i] = INFINITY;
+                if (O->nd) O->nd[i] = -1;
+            } else {
+                O->dst[i] = (float)sqrt(site_d2(s, x, y, z, O->hx, O->hy, O->hz));
+                if (O->nd) O->nd[i] = (int64_t)s->x + w * ((int64_t)s->y + h * (int64_t)s->z);
+            }
+        }
     }
 }
 
@@ -1117,24 +1172,8 @@ static iwpp_status edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin,
     /* Distances from the final sites. */
     float *dst = (float *)dist->ptr;
     int64_t *nd = nearest ? (int64_t *)nearest->ptr : NULL;
-    const int nt = iwpp_cpu_threads(ctx);
-    const int64_t rows = h * d;
-    (void)nt;
-IWPP_OMP(omp parallel for num_threads(nt) schedule(static) if (n > 65536))
-    for (int64_t r = 0; r < rows; ++r) {
-        const int64_t y = r % h, z = r / h;
-        for (int64_t x = 0; x < w; ++x) {
-            const int64_t i = r * w + x;
-            const site3 *s = &vr[i];
-            if (s->x < 0) {
-                dst[i] = INFINITY;
-                if (nd) nd[i] = -1;
-            } else {
-                dst[i] = (float)sqrt(site_d2(s, x, y, z, hx, hy, hz));
-                if (nd) nd[i] = (int64_t)s->x + w * ((int64_t)s->y + h * (int64_t)s->z);
-            }
-        }
-    }
+    dan_out O = {vr, dst, nd, w, h, hx, hy, hz};
+    iwpp_par_for(iwpp_cpu_threads_for(ctx, n, EDT_PX_PER_THREAD), h * d, 16, dan_out_rows, &O);
     free(vr);
     free(q.a);
     snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "%s", "edt-danielsson");

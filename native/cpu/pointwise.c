@@ -22,6 +22,7 @@
  * inputs before it writes element i of dst and touches nothing else.
  */
 #include "cpu.h"
+#include "pool.h"
 #include "neighborhood.h"
 
 #include <math.h>
@@ -39,6 +40,21 @@
 /* Elements per parallel work item, and the size below which one thread runs. */
 #define BLK ((int64_t)16384)
 #define PAR_MIN ((int64_t)1 << 16)
+/*
+ * Pixels per thread for the default thread count: these loops stream memory
+ * and take a few ms even at 4096 x 4096 on one core, while an OpenMP team's
+ * threads spin for a while after it ends, taking cores from the next step and
+ * from other processes; so only images above 2^25 pixels get threads unless
+ * the caller set a count.
+ */
+#define PW_PX_PER_THREAD ((int64_t)1 << 24)
+#define PW_PAR_MIN_DEFAULT ((int64_t)1 << 25)
+
+static int pw_threads(const iwpp_context *ctx, int64_t n)
+{
+    if (ctx->threads <= 0 && n < PW_PAR_MIN_DEFAULT) return 1;
+    return iwpp_cpu_threads_for(ctx, n, PW_PX_PER_THREAD);
+}
 
 #define PAR_BLOCKS(n, nt, BODY)                                                           \
     do {                                                                                  \
@@ -214,8 +230,8 @@ DEFINE_CMP(int64_t, i64)
 iwpp_status iwpp_cpu_pointwise(iwpp_context *ctx, iwpp_pw_op op, iwpp_buf *dst,
                                const iwpp_buf *a, const iwpp_buf *b, double s)
 {
-    const int nt = iwpp_cpu_threads(ctx);
     const int64_t n = iwpp_buf_count(dst);
+    const int nt = pw_threads(ctx, n);
     const void *ap = a ? a->ptr : NULL;
     const void *bp = b ? b->ptr : NULL;
     if (op == IWPP_PW_LESS || op == IWPP_PW_GREATER) {
@@ -395,7 +411,7 @@ iwpp_status iwpp_cpu_morph_unit(iwpp_context *ctx, iwpp_buf *dst, const iwpp_buf
                                   "for the scratch image; free memory or use a smaller image",
                                   (double)n * (double)es / 1048576.0);
     }
-    const int nt = iwpp_cpu_threads(ctx);
+    const int nt = pw_threads(ctx, n * iterations);
     (void)nt;
     const int erode = (mode == IWPP_BY_EROSION);
     const iwpp_type t = src->type;
@@ -454,7 +470,7 @@ DEFINE_MINMAX(float, f32)
 iwpp_status iwpp_cpu_minmax(iwpp_context *ctx, const iwpp_buf *a, double *min, double *max)
 {
     const int64_t n = iwpp_buf_count(a);
-    const int nt = iwpp_cpu_threads(ctx);
+    const int nt = pw_threads(ctx, n);
     if (n <= 0) {
         *min = 0.0;
         *max = 0.0;

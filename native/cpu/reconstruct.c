@@ -9,31 +9,26 @@
  * drained one tile at a time, so that the wavefront stays in cache instead of
  * sweeping the whole image once per generation.
  *
- * Parallel (OpenMP, more than one thread and more than one tile): the image is
- * cut into tiles (2D) or blocks (3D). Round 0 runs Fast Hybrid in every tile
- * on a private contiguous copy of its pixels; then a round of
- *   1. border exchange: each tile next to a tile whose border changed looks at
- *      the changed pixels just outside its border (all of them after round 0)
- *      and records, in a seed list it owns, which of its border pixels they
- *      raise and to what value; nothing is written to the image in this step;
- *   2. local propagation: each tile with seeds, owned by one thread, applies
- *      them and runs a FIFO phase restricted to its own pixels, listing the
- *      border pixels that changed;
- * is repeated until no tile receives a seed. Every pixel is only written by
- * the thread that owns its tile, and every read of another tile's pixels
- * happens in a step where nobody writes, so there are no data races; the
- * result is the unique reconstruction, hence bit for bit the sequential one
- * whatever the thread count and tile size.
+ * Parallel (more than one thread and more than one tile): the image is cut
+ * into tiles (2D) or blocks (3D) that worker threads take from a queue on
+ * demand. A tile's first run is Fast Hybrid on a private contiguous copy of
+ * its pixels; later runs apply the messages its neighbours sent (their border
+ * pixels that changed, with their values) and propagate inside the tile. No
+ * rounds, no barriers, and no thread spins while it waits (see "the parallel
+ * driver" below); the result is the unique reconstruction, hence bit for bit
+ * the sequential one whatever the thread count and tile size.
+ *
+ * The default thread count (context threads = 0) is lowered for small images,
+ * which run sequentially (RC_PX_PER_THREAD).
  */
 #include "cpu/cpu.h"
 #include "neighborhood.h"
 
+#include "cpu/pool.h"
+
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #if defined(__GNUC__)
 #define R_INLINE static inline __attribute__((always_inline))
@@ -118,7 +113,6 @@ typedef struct rc_tiles {
     int64_t count;
 } rc_tiles;
 
-#ifdef _OPENMP
 /*
  * 2D tiles are tile x tile pixels. 3D blocks get about as many voxels as a 2D
  * tile has pixels (edge = cube root of tile^2, e.g. 40 for 256), so that a
@@ -144,7 +138,6 @@ static rc_tiles rc_make_tiles(const rc_geom *g, int64_t tile)
     t.count = t.nx * t.ny * t.nz;
     return t;
 }
-#endif
 
 /*
  * Tiles of the sequential FIFO phase, chosen for cache locality only (any
@@ -347,17 +340,19 @@ static int rc_seeds_grow(rc_seeds *s, size_t elem)
 typedef struct rc_kernels {
     int64_t (*fh)(void *J, const void *I, const rc_geom *g, const rc_nbhd *nb, const rc_box *b,
                   rc_fifo *f);
-    int64_t (*seeded)(void *J, const void *I, const rc_geom *g, const rc_nbhd *nb,
-                      const rc_box *b, rc_fifo *f, const rc_seeds *s, rc_vec *outbox);
-    int (*exchange)(const void *J, const void *I, const rc_geom *g, const rc_nbhd *nb,
-                    const rc_box *b, rc_seeds *s);
-    int (*exchange_in)(const void *J, const void *I, const rc_geom *g, const rc_nbhd *nb,
-                       const rc_box *b, const rc_vec *const *src, int nsrc, rc_seeds *s);
+    int64_t (*msg_box)(void *J, const void *I, const rc_geom *g, const rc_nbhd *nb,
+                       const rc_box *b, rc_fifo *f, const rc_seeds *m, rc_vec *outbox,
+                       int64_t budget);
     void (*scans)(void *J, const void *I, const rc_geom *g, const rc_nbhd *nb, const rc_box *b,
                   rc_fifo *f);
     int64_t (*tile_queue)(void *J, const void *I, const rc_geom *g, const rc_nbhd *nb,
                           const rc_box *b, rc_fifo *f, rc_spill *sp);
     void (*clip_copy)(void *dst, const void *marker, const void *mask, int64_t n);
+    double (*key_of)(const void *px);
+    double (*box_key)(const void *J, const void *M, const void *I, const rc_geom *g,
+                      const rc_box *b);
+    void (*msg_local)(void *LJ, const void *LI, const rc_geom *g, const rc_nbhd *nb,
+                      const rc_box *b, const rc_seeds *m);
 } rc_kernels;
 
 #define RT uint8_t
@@ -469,7 +464,6 @@ static iwpp_status rc_sequential(iwpp_context *ctx, const rc_kernels *kn, void *
     return IWPP_OK;
 }
 
-#ifdef _OPENMP
 /* A thread's private buffer for a tile's copy of marker and mask. */
 typedef struct rc_scratch {
     unsigned char *buf;
@@ -503,11 +497,13 @@ static void *rc_calloc_lines(size_t n, size_t size)
  * same few cache sets); the copy keeps the whole propagation in cache.
  * With M (not NULL) the tile's marker is read from M and clipped by the mask
  * on the way in, and J is only written: J needs no earlier pass over it.
+ * Messages msgs (may be NULL) are applied to the copy before Fast Hybrid.
  * Returns the pixels popped; on out-of-memory sets f->failed.
  */
 static int64_t rc_fh_local(const rc_kernels *kn, size_t es, unsigned char *J,
                            const unsigned char *M, const unsigned char *I, const rc_geom *g,
-                           const rc_nbhd *nb, const rc_box *b, rc_fifo *f, rc_scratch *sc)
+                           const rc_nbhd *nb, const rc_box *b, rc_fifo *f, rc_scratch *sc,
+                           const rc_seeds *msgs)
 {
     const int64_t bw = b->x1 - b->x0, bh = b->y1 - b->y0, bd = b->z1 - b->z0;
     const int64_t n = bw * bh * bd;
@@ -546,6 +542,7 @@ static int64_t rc_fh_local(const rc_kernels *kn, size_t es, unsigned char *J,
     rc_nbhd lnb = *nb;
     for (int k = 0; k < lnb.n; ++k) lnb.off[k] = lnb.dx[k] + lnb.dy[k] * lg.sy + lnb.dz[k] * lg.sz;
     const rc_box lb = {0, bw, 0, bh, 0, bd};
+    if (msgs && msgs->n) kn->msg_local(LJ, LI, g, nb, b, msgs);
     const int64_t pops = kn->fh(LJ, LI, &lg, &lnb, &lb, f);
     for (int64_t z = b->z0; z < b->z1; ++z)
         for (int64_t y = b->y0; y < b->y1; ++y) {
@@ -567,188 +564,471 @@ static int64_t rc_tile_neighbor(const rc_tiles *t, int64_t k, int dx, int dy, in
 }
 
 /*
+ * ---- the parallel driver: a demand-driven queue of tiles ----------------------------
+ *
+ * A tile is run by one worker at a time. Its first run is Fast Hybrid on its
+ * own pixels (rc_fh_local); every run then applies the messages in its inbox
+ * and runs the FIFO phase inside the tile. At the end of a run the worker
+ * sends, to each neighbour tile, the tile's border pixels that changed (after
+ * the first run: all of them) with their values, as messages (p, J(p)) in the
+ * neighbour's inbox, and queues that neighbour if it is idle (or marks it to
+ * run again if it is running). Nothing waits for a round: a tile runs as soon
+ * as a worker is free and the tile has work, so a worker that gets less of the
+ * CPU (other processes on the same cores) just runs fewer tiles, and a
+ * propagation crossing many tiles flows on without a barrier per tile crossed.
+ *
+ * Only the worker running a tile reads or writes its pixels of J (a message
+ * carries the value, the receiver reads only its own pixels and the mask), so
+ * there are no data races. The result is the fixpoint of the dilation under
+ * the mask: inside a tile the FIFO phase leaves no pixel that a neighbour can
+ * raise; across tiles, the last value of every border pixel reaches the
+ * neighbour tile as a message, and that tile runs again after receiving it.
+ * Hence it is bit for bit the sequential result, whatever the thread count,
+ * tile size and order in which tiles ran.
+ */
+enum { RC_IDLE, RC_QUEUED, RC_RUNNING, RC_RERUN };
+
+typedef struct rc_tile {
+    _Alignas(RC_LINE) pthread_mutex_t lock; /* guards inbox */
+    rc_seeds inbox;  /* messages: pixels just outside this tile and their values */
+    int state;       /* RC_*, guarded by the queue's lock */
+    int started;     /* first run done; read and written by the tile's runner only */
+    int64_t pos;     /* index in the heap while queued; guarded by the queue's lock */
+    double key;      /* priority while queued; of the next run while running */
+} rc_tile;
+
+typedef struct rc_async {
+    const rc_kernels *kn;
+    size_t es;
+    unsigned char *J;
+    const unsigned char *M, *I;
+    const rc_geom *g;
+    const rc_nbhd *nb;
+    const rc_tiles *t;
+    rc_tile *tiles;
+    pthread_mutex_t qlock;
+    pthread_cond_t qcond;
+    int64_t *heap;           /* queued tiles, a max-heap on their key (each at most once) */
+    int64_t rcount;
+    int64_t pending;         /* tiles queued or running */
+    int abort;               /* out of memory somewhere: everybody stops */
+    int64_t fail_bytes;
+    int64_t pops, runs;
+} rc_async;
+
+/* Per-worker buffers. */
+typedef struct rc_worker {
+    rc_fifo f;
+    rc_scratch sc;
+    rc_seeds in;        /* the inbox taken from the tile being run */
+    rc_vec outbox;      /* its border pixels that changed */
+    rc_seeds out[27];   /* messages for the 26 (8 in 2D) neighbour tiles, by offset */
+    double outkey[27];  /* the strongest of each */
+    unsigned char *snap; /* the tile's border values when the run started */
+    size_t snap_cap;
+} rc_worker;
+
+static int rc_seeds_append(rc_seeds *s, const int64_t *idx, const unsigned char *val, int64_t n,
+                           size_t es)
+{
+    while (s->cap - s->n < n)
+        if (rc_seeds_grow(s, es)) return -1;
+    memcpy(s->idx + s->n, idx, (size_t)n * sizeof(int64_t));
+    memcpy((unsigned char *)s->val + (size_t)s->n * es, val, (size_t)n * es);
+    s->n += n;
+    return 0;
+}
+
+/*
+ * The ready tiles are taken strongest first: the key of a tile is the
+ * strongest value it may spread (its clipped marker before its first run, the
+ * strongest message since). Propagation from the brightest regions then
+ * reaches a tile before the weaker ones do, and most tiles run once or twice
+ * instead of once per wave passing by (a wave-by-wave order made a 2048^2
+ * tissue image do twice the sequential work).
+ */
+static void rc_heap_up(rc_async *A, int64_t i)
+{
+    int64_t *h = A->heap;
+    const int64_t k = h[i];
+    const double key = A->tiles[k].key;
+    while (i > 0) {
+        const int64_t parent = (i - 1) / 2;
+        if (!(A->tiles[h[parent]].key < key)) break;
+        h[i] = h[parent];
+        A->tiles[h[i]].pos = i;
+        i = parent;
+    }
+    h[i] = k;
+    A->tiles[k].pos = i;
+}
+
+static int64_t rc_heap_pop(rc_async *A)
+{
+    int64_t *h = A->heap;
+    const int64_t top = h[0];
+    const int64_t last = h[--A->rcount];
+    const double key = A->tiles[last].key;
+    int64_t i = 0;
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= A->rcount) break;
+        if (c + 1 < A->rcount && A->tiles[h[c + 1]].key > A->tiles[h[c]].key) ++c;
+        if (!(A->tiles[h[c]].key > key)) break;
+        h[i] = h[c];
+        A->tiles[h[i]].pos = i;
+        i = c;
+    }
+    if (A->rcount > 0) {
+        h[i] = last;
+        A->tiles[last].pos = i;
+    }
+    A->tiles[top].pos = -1;
+    return top;
+}
+
+/* Queue tile k with priority key if it is idle, or raise its priority if it is
+   queued, or have it run again if it is running. Under qlock. */
+static void rc_wake_locked(rc_async *A, int64_t k, double key)
+{
+    rc_tile *T = &A->tiles[k];
+    if (T->state == RC_IDLE) {
+        T->state = RC_QUEUED;
+        T->key = key;
+        A->heap[A->rcount] = k;
+        rc_heap_up(A, A->rcount++);
+        A->pending++;
+        pthread_cond_signal(&A->qcond);
+    } else if (T->state == RC_QUEUED) {
+        if (key > T->key) {
+            T->key = key;
+            rc_heap_up(A, T->pos);
+        }
+    } else {
+        if (T->state == RC_RUNNING || key > T->key) T->key = key;
+        T->state = RC_RERUN;
+    }
+}
+
+static void rc_fail(rc_async *A, int64_t bytes)
+{
+    pthread_mutex_lock(&A->qlock);
+    A->abort = 1;
+    if (!A->fail_bytes) A->fail_bytes = bytes ? bytes : 1;
+    pthread_cond_broadcast(&A->qcond);
+    pthread_mutex_unlock(&A->qlock);
+}
+
+/* Stage border pixel p (x, y, z) of box b with its value for every neighbour tile next to it. */
+static int rc_stage(rc_async *A, rc_worker *W, const rc_box *b, int64_t p, int64_t x, int64_t y,
+                    int64_t z)
+{
+    const rc_geom *g = A->g;
+    const rc_nbhd *nb = A->nb;
+    unsigned mark = 0;
+    for (int k = 0; k < nb->n; ++k) {
+        const int64_t nx = x + nb->dx[k], ny = y + nb->dy[k], nz = z + nb->dz[k];
+        if (!rc_in_image(g, nx, ny, nz) || rc_in_box(b, nx, ny, nz)) continue;
+        const int ox = nx < b->x0 ? 0 : nx >= b->x1 ? 2 : 1;
+        const int oy = ny < b->y0 ? 0 : ny >= b->y1 ? 2 : 1;
+        const int oz = nz < b->z0 ? 0 : nz >= b->z1 ? 2 : 1;
+        mark |= 1u << (ox + 3 * oy + 9 * oz);
+    }
+    while (mark) {
+        const int o = __builtin_ctz(mark);
+        mark &= mark - 1;
+        rc_seeds *s = &W->out[o];
+        if (s->n == s->cap && rc_seeds_grow(s, A->es)) return -1;
+        s->idx[s->n] = p;
+        const unsigned char *px = A->J + (size_t)p * A->es;
+        memcpy((unsigned char *)s->val + (size_t)s->n * A->es, px, A->es);
+        const double key = A->kn->key_of(px);
+        if (s->n == 0 || key > W->outkey[o]) W->outkey[o] = key;
+        s->n++;
+    }
+    return 0;
+}
+
+/*
+ * Walk the border pixels of box b. mode 0: stage every one (after a tile's
+ * first run); 1: copy their values into W->snap; 2: stage those whose value
+ * differs from W->snap (after Fast Hybrid re-ran the tile). Returns 0, or -1
+ * when a buffer could not grow.
+ */
+static int rc_border(rc_async *A, rc_worker *W, const rc_box *b, int mode)
+{
+    const rc_geom *g = A->g;
+    const size_t es = A->es;
+    if (mode == 1) {
+        const int64_t bw = b->x1 - b->x0, bh = b->y1 - b->y0, bd = b->z1 - b->z0;
+        const int64_t most = 2 * (bw * bh + bw * bd + bh * bd) + 8;
+        if ((size_t)most * es > W->snap_cap) {
+            unsigned char *ns = (unsigned char *)realloc(W->snap, (size_t)most * es);
+            if (!ns) return -1;
+            W->snap = ns;
+            W->snap_cap = (size_t)most * es;
+        }
+    }
+    int64_t at = 0;
+    for (int64_t z = b->z0; z < b->z1; ++z) {
+        const int zring = !g->flat && (z == b->z0 || z == b->z1 - 1);
+        for (int64_t y = b->y0; y < b->y1; ++y) {
+            const int full = zring || y == b->y0 || y == b->y1 - 1;
+            const int64_t row = z * g->sz + y * g->sy;
+            const int64_t step = full ? 1 : (b->x1 - 1 - b->x0 > 0 ? b->x1 - 1 - b->x0 : 1);
+            for (int64_t x = b->x0; x < b->x1; x += step, ++at) {
+                const unsigned char *px = A->J + (size_t)(row + x) * es;
+                if (mode == 1) {
+                    memcpy(W->snap + (size_t)at * es, px, es);
+                } else if (mode == 0 || memcmp(W->snap + (size_t)at * es, px, es) != 0) {
+                    if (rc_stage(A, W, b, row + x, x, y, z)) return -1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* One run of tile k by worker W. Returns 0, or -1 on out-of-memory (recorded). */
+static int rc_run_tile(rc_async *A, rc_worker *W, int64_t k)
+{
+    rc_tile *T = &A->tiles[k];
+    const rc_box b = rc_tile_box(A->g, A->t, k);
+    const int first = !T->started;
+    /* Take the inbox, leaving the worker's empty buffer in its place. */
+    pthread_mutex_lock(&T->lock);
+    rc_seeds taken = T->inbox;
+    T->inbox = W->in;
+    pthread_mutex_unlock(&T->lock);
+    W->in = taken;
+    W->outbox.n = 0;
+    int64_t pops = 0;
+    int rescanned = 0;
+    if (first) {
+        /* Fast Hybrid on the tile's copy, from its marker and the messages so far. */
+        W->f.count = 0;
+        pops = rc_fh_local(A->kn, A->es, A->J, A->M, A->I, A->g, A->nb, &b, &W->f, &W->sc, &W->in);
+        if (W->f.failed) {
+            rc_fail(A, W->f.fail_bytes);
+            return -1;
+        }
+        T->started = 1;
+    } else if (W->in.n > 0) {
+        /* Messages that raise much of the tile (a wave from a brighter region
+           arriving) are cheaper to finish with Fast Hybrid's scans on a
+           contiguous copy than pixel by pixel: the FIFO phase gets a budget of
+           a quarter of the tile's pixels. */
+        const int64_t area = (b.x1 - b.x0) * (b.y1 - b.y0) * (b.z1 - b.z0);
+        if (rc_border(A, W, &b, 1)) {
+            rc_fail(A, (int64_t)area * (int64_t)A->es);
+            return -1;
+        }
+        W->f.count = 0;
+        pops = A->kn->msg_box(A->J, A->I, A->g, A->nb, &b, &W->f, &W->in, &W->outbox, area / 4 + 64);
+        if (!W->f.failed && !W->outbox.failed && W->f.count > 0) {
+            W->f.count = 0;
+            pops += rc_fh_local(A->kn, A->es, A->J, NULL, A->I, A->g, A->nb, &b, &W->f, &W->sc, NULL);
+            rescanned = 1;
+        }
+        if (W->f.failed || W->outbox.failed) {
+            rc_fail(A, W->f.failed ? W->f.fail_bytes : W->outbox.fail_bytes);
+            return -1;
+        }
+    }
+    W->in.n = 0;
+    int err = 0;
+    if (first) {
+        err = rc_border(A, W, &b, 0);
+    } else if (rescanned) {
+        err = rc_border(A, W, &b, 2);
+    } else {
+        for (int64_t j = 0; j < W->outbox.n && !err; ++j) {
+            const int64_t p = W->outbox.v[j];
+            int64_t x, y, z;
+            rc_coords(A->g, p, &x, &y, &z);
+            err = rc_stage(A, W, &b, p, x, y, z);
+        }
+    }
+    if (err) {
+        rc_fail(A, (int64_t)(W->outbox.n + 256) * (int64_t)(sizeof(int64_t) + A->es));
+        return -1;
+    }
+    /* Deliver: inbox first (under the tile's lock), then wake the tile. */
+    const int tdim = A->g->flat ? 0 : 1;
+    for (int oz = 1 - tdim; oz <= 1 + tdim; ++oz)
+        for (int oy = 0; oy <= 2; ++oy)
+            for (int ox = 0; ox <= 2; ++ox) {
+                rc_seeds *s = &W->out[ox + 3 * oy + 9 * oz];
+                if (s->n == 0) continue;
+                const int64_t u = rc_tile_neighbor(A->t, k, ox - 1, oy - 1, oz - 1);
+                rc_tile *U = &A->tiles[u];
+                pthread_mutex_lock(&U->lock);
+                err = rc_seeds_append(&U->inbox, s->idx, (const unsigned char *)s->val, s->n, A->es);
+                pthread_mutex_unlock(&U->lock);
+                if (err) {
+                    rc_fail(A, (int64_t)(U->inbox.n + s->n) * 2 * (int64_t)(sizeof(int64_t) + A->es));
+                    return -1;
+                }
+                s->n = 0;
+                pthread_mutex_lock(&A->qlock);
+                rc_wake_locked(A, u, W->outkey[ox + 3 * oy + 9 * oz]);
+                pthread_mutex_unlock(&A->qlock);
+            }
+    if (pops) {
+        pthread_mutex_lock(&A->qlock);
+        A->pops += pops;
+        pthread_mutex_unlock(&A->qlock);
+    }
+    return 0;
+}
+
+static void rc_async_worker(void *arg, int worker)
+{
+    rc_async *A = (rc_async *)arg;
+    rc_worker W;
+    memset(&W, 0, sizeof W);
+    (void)worker;
+    pthread_mutex_lock(&A->qlock);
+    for (;;) {
+        while (A->rcount == 0 && A->pending > 0 && !A->abort) pthread_cond_wait(&A->qcond, &A->qlock);
+        if (A->abort || A->rcount == 0) break;
+        const int64_t k = rc_heap_pop(A);
+        A->tiles[k].state = RC_RUNNING;
+        A->runs++;
+        pthread_mutex_unlock(&A->qlock);
+        const int err = rc_run_tile(A, &W, k);
+        pthread_mutex_lock(&A->qlock);
+        if (err) break;
+        rc_tile *T = &A->tiles[k];
+        if (T->state == RC_RERUN) {
+            T->state = RC_IDLE;
+            A->pending--;
+            rc_wake_locked(A, k, T->key);
+        } else {
+            T->state = RC_IDLE;
+            if (--A->pending == 0) pthread_cond_broadcast(&A->qcond);
+        }
+    }
+    pthread_mutex_unlock(&A->qlock);
+    rc_fifo_free(&W.f);
+    free(W.sc.buf);
+    free(W.in.idx);
+    free(W.in.val);
+    free(W.outbox.v);
+    free(W.snap);
+    for (int o = 0; o < 27; ++o) {
+        free(W.out[o].idx);
+        free(W.out[o].val);
+    }
+}
+
+static void rc_key_tiles(void *arg, int64_t k0, int64_t k1, int worker)
+{
+    rc_async *A = (rc_async *)arg;
+    (void)worker;
+    for (int64_t k = k0; k < k1; ++k) {
+        const rc_box b = rc_tile_box(A->g, A->t, k);
+        A->tiles[k].key = A->kn->box_key(A->J, A->M, A->I, A->g, &b);
+    }
+}
+
+/*
  * The parallel reconstruction of J under I. With M (not NULL), J is
- * uninitialised and M is the unclipped marker (read only): round 0 clips it
- * tile by tile, so the image is not swept once more before the work starts.
+ * uninitialised and M is the unclipped marker (read only): each tile's first
+ * run clips it, so the image is not swept once more before the work starts.
  */
 static iwpp_status rc_tiled(iwpp_context *ctx, const rc_kernels *kn, size_t es, void *J,
                             const void *M, const void *I, const rc_geom *g, const rc_nbhd *nb,
                             const rc_tiles *t, int nthreads)
 {
     const int64_t nt = t->count;
-    const int tdim = g->flat ? 0 : 1;
-    rc_fifo_line *fifos = (rc_fifo_line *)rc_calloc_lines((size_t)nthreads, sizeof(rc_fifo_line));
-    rc_scratch_line *scratch = (rc_scratch_line *)rc_calloc_lines((size_t)nthreads, sizeof(rc_scratch_line));
-    rc_seeds_line *seeds = (rc_seeds_line *)rc_calloc_lines((size_t)nt, sizeof(rc_seeds_line));
-    rc_vec_line *outbox = (rc_vec_line *)rc_calloc_lines((size_t)nt, sizeof(rc_vec_line));
-    unsigned char *changed = (unsigned char *)calloc((size_t)nt, 1);
-    int64_t *cand = (int64_t *)malloc((size_t)nt * sizeof(int64_t));
-    int64_t *active = (int64_t *)malloc((size_t)nt * sizeof(int64_t));
-    int64_t *stamp = (int64_t *)calloc((size_t)nt, sizeof(int64_t));
-    if (!fifos || !scratch || !seeds || !outbox || !changed || !cand || !active || !stamp) {
-        free(fifos);
-        free(scratch);
-        free(seeds);
-        free(outbox);
-        free(changed);
-        free(cand);
-        free(active);
-        free(stamp);
-        return rc_enomem(ctx,
-                         nt * (int64_t)(sizeof(rc_seeds_line) + sizeof(rc_vec_line) + 3 * sizeof(int64_t) + 1),
-                         "tile bookkeeping");
+    rc_async A;
+    memset(&A, 0, sizeof A);
+    A.kn = kn;
+    A.es = es;
+    A.J = (unsigned char *)J;
+    A.M = (const unsigned char *)M;
+    A.I = (const unsigned char *)I;
+    A.g = g;
+    A.nb = nb;
+    A.t = t;
+    A.tiles = (rc_tile *)rc_calloc_lines((size_t)nt, sizeof(rc_tile));
+    A.heap = (int64_t *)malloc((size_t)nt * sizeof(int64_t));
+    if (!A.tiles || !A.heap) {
+        free(A.tiles);
+        free(A.heap);
+        return rc_enomem(ctx, nt * (int64_t)(sizeof(rc_tile) + sizeof(int64_t)), "tile bookkeeping");
     }
-
-    int64_t ncand = 0, nactive = 0, rounds = 0, pops_total = 0;
-    int seed_fail = 0, done = 0;
-
-#pragma omp parallel num_threads(nthreads)
-    {
-        rc_fifo *f = &fifos[omp_get_thread_num()].v;
-        rc_scratch *sc = &scratch[omp_get_thread_num()].v;
-        int64_t pops = 0;
-
-        /* Round 0: Fast Hybrid inside every tile, on its own pixels only. */
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t k = 0; k < nt; ++k) {
-            if (f->failed) continue;
-            rc_box b = rc_tile_box(g, t, k);
-            pops += rc_fh_local(kn, es, (unsigned char *)J, (const unsigned char *)M,
-                                (const unsigned char *)I, g, nb, &b, f, sc);
-        }
-
-        /* After a failed round 0, J may hold tiles never written: stop here. */
-        int r0_failed = 0;
-        for (int i = 0; i < nthreads; ++i) r0_failed |= fifos[i].v.failed;
-
-        /* First exchange: every border pixel of every tile looks outside its tile. */
-#pragma omp for schedule(dynamic, 8)
-        for (int64_t k = 0; k < nt; ++k) {
-            if (r0_failed) continue;
-            rc_box b = rc_tile_box(g, t, k);
-            if (kn->exchange(J, I, g, nb, &b, &seeds[k].v)) {
-#pragma omp atomic write
-                seed_fail = 1;
-            }
-        }
-
-        for (;;) {
-#pragma omp single
-            {
-                /* Forget the previous round's changes (their exchange is done). */
-                for (int64_t a = 0; a < nactive; ++a) {
-                    outbox[active[a]].v.n = 0;
-                    changed[active[a]] = 0;
-                }
-                int fail = seed_fail;
-                for (int i = 0; i < nthreads; ++i) fail |= fifos[i].v.failed;
-                for (int64_t a = 0; a < nactive; ++a) fail |= outbox[active[a]].v.failed;
-                ++rounds;
-                nactive = 0;
-                if (!fail) {
-                    if (rounds == 1) {
-                        for (int64_t k = 0; k < nt; ++k)
-                            if (seeds[k].v.n > 0) active[nactive++] = k;
-                    } else {
-                        for (int64_t c = 0; c < ncand; ++c)
-                            if (seeds[cand[c]].v.n > 0) active[nactive++] = cand[c];
-                    }
-                }
-                done = nactive == 0;
-            }
-            if (done) break;
-
-            /* Local propagation from the seeds; only the owner writes its tile. */
-#pragma omp for schedule(dynamic, 1)
-            for (int64_t a = 0; a < nactive; ++a) {
-                int64_t k = active[a];
-                rc_box b = rc_tile_box(g, t, k);
-                pops += kn->seeded(J, I, g, nb, &b, f, &seeds[k].v, &outbox[k].v);
-                seeds[k].v.n = 0;
-                changed[k] = outbox[k].v.n > 0;
-            }
-
-            /* Candidates: every tile next to (or diagonal to) a tile whose border changed. */
-#pragma omp single
-            {
-                ncand = 0;
-                for (int64_t a = 0; a < nactive; ++a) {
-                    int64_t k = active[a];
-                    if (!changed[k]) continue;
-                    for (int dz = -tdim; dz <= tdim; ++dz)
-                        for (int dy = -1; dy <= 1; ++dy)
-                            for (int dx = -1; dx <= 1; ++dx) {
-                                if (!dx && !dy && !dz) continue;
-                                int64_t u = rc_tile_neighbor(t, k, dx, dy, dz);
-                                if (u < 0 || stamp[u] == rounds) continue;
-                                stamp[u] = rounds;
-                                cand[ncand++] = u;
-                            }
-                }
-            }
-
-            /* Exchange: read only on the image; each candidate fills its own seed list
-               from the changed border pixels of its neighbours. */
-#pragma omp for schedule(dynamic, 4)
-            for (int64_t c = 0; c < ncand; ++c) {
-                int64_t u = cand[c];
-                const rc_vec *src[26];
-                int nsrc = 0;
-                for (int dz = -tdim; dz <= tdim; ++dz)
-                    for (int dy = -1; dy <= 1; ++dy)
-                        for (int dx = -1; dx <= 1; ++dx) {
-                            if (!dx && !dy && !dz) continue;
-                            int64_t v = rc_tile_neighbor(t, u, dx, dy, dz);
-                            if (v >= 0 && changed[v]) src[nsrc++] = &outbox[v].v;
-                        }
-                rc_box b = rc_tile_box(g, t, u);
-                if (kn->exchange_in(J, I, g, nb, &b, src, nsrc, &seeds[u].v)) {
-#pragma omp atomic write
-                    seed_fail = 1;
-                }
-            }
-        }
-#pragma omp atomic
-        pops_total += pops;
-    }
-
-    iwpp_status st = IWPP_OK;
-    int64_t fail_bytes = 0;
-    for (int i = 0; i < nthreads; ++i)
-        if (fifos[i].v.failed) fail_bytes = fifos[i].v.fail_bytes;
-    for (int64_t k = 0; k < nt; ++k)
-        if (outbox[k].v.failed) fail_bytes = outbox[k].v.fail_bytes;
-    if (fail_bytes)
-        st = rc_enomem(ctx, fail_bytes, "propagation queue");
-    else if (seed_fail)
-        st = iwpp_set_error(ctx, IWPP_ENOMEM,
-                            "CPU reconstruction: out of memory for the tile border seed lists; "
-                            "free memory or use a smaller image");
-
-    for (int i = 0; i < nthreads; ++i) {
-        rc_fifo_free(&fifos[i].v);
-        free(scratch[i].v.buf);
-    }
-    free(scratch);
+    if (nthreads > nt) nthreads = (int)nt;
+    /* Every tile starts queued, keyed by the strongest value of its clipped marker. */
+    iwpp_par_for(nthreads, nt, 4, rc_key_tiles, &A);
+    pthread_mutex_init(&A.qlock, NULL);
+    pthread_cond_init(&A.qcond, NULL);
     for (int64_t k = 0; k < nt; ++k) {
-        free(seeds[k].v.idx);
-        free(seeds[k].v.val);
-        free(outbox[k].v.v);
+        pthread_mutex_init(&A.tiles[k].lock, NULL);
+        A.tiles[k].state = RC_QUEUED;
+        A.heap[k] = k;
+        rc_heap_up(&A, k);
     }
-    free(fifos);
-    free(seeds);
-    free(outbox);
-    free(changed);
-    free(cand);
-    free(active);
-    free(stamp);
-    if (st != IWPP_OK) return st;
-    ctx->stats.pixels_visited = pops_total;
-    ctx->stats.rounds = rounds;
-    strcpy(ctx->stats.variant, "tiled-omp");
+    A.rcount = A.pending = nt;
+
+    iwpp_par_run(nthreads, rc_async_worker, &A);
+
+    pthread_cond_destroy(&A.qcond);
+    pthread_mutex_destroy(&A.qlock);
+    for (int64_t k = 0; k < nt; ++k) {
+        pthread_mutex_destroy(&A.tiles[k].lock);
+        free(A.tiles[k].inbox.idx);
+        free(A.tiles[k].inbox.val);
+    }
+    free(A.tiles);
+    free(A.heap);
+    if (A.abort) return rc_enomem(ctx, A.fail_bytes, "tile queues and messages");
+    ctx->stats.pixels_visited = A.pops;
+    ctx->stats.rounds = A.runs;
+    strcpy(ctx->stats.variant, "tiled-queue");
     return IWPP_OK;
 }
-#endif
+
+/*
+ * Pixels per thread below which the default thread count is lowered: a
+ * 512 x 512 image (about 2 ms on one core) runs sequentially, where starting
+ * threads and the tiles' extra work (a tile's first run, the messages) cost
+ * more than a second core brings, above all when that core is busy with
+ * another process.
+ */
+#define RC_PX_PER_THREAD ((int64_t)1 << 19)
+
+/*
+ * Tile edge of the parallel variant: the context's, made smaller (down to 64)
+ * while the image has fewer than 8 tiles per thread, so that a worker slowed
+ * down by other processes leaves tiles to the others instead of holding the
+ * last big one.
+ */
+static int64_t rc_parallel_tile(const iwpp_context *ctx, const rc_geom *g, int nthreads)
+{
+    int64_t tile = ctx->tile_size > 0 ? ctx->tile_size : 256;
+    while (tile > 64) {
+        const rc_tiles t = rc_make_tiles(g, tile);
+        if (t.count >= 8 * (int64_t)nthreads) break;
+        tile /= 2;
+    }
+    return tile;
+}
+
+/*
+ * F32: every zero of the result becomes +0. Which zero a pixel keeps where -0
+ * and +0 meet depends on the order of propagation (they compare equal, and a
+ * pixel only changes for a strictly stronger value), so without this the sign
+ * of a zero could differ between thread counts and tile sizes; with it the
+ * result is the same bit for bit whatever they are.
+ */
+static void rc_plus_zero_range(void *arg, int64_t i0, int64_t i1, int worker)
+{
+    float *v = (float *)arg;
+    (void)worker;
+    for (int64_t i = i0; i < i1; ++i) v[i] = v[i] == 0.0f ? 0.0f : v[i];
+}
 
 /* Geometry and neighbourhood of a w x h x d image; 0 if the connectivity is unknown. */
 static int rc_setup(int64_t w, int64_t h, int64_t d, int connectivity, rc_geom *g, rc_nbhd *nb)
@@ -799,21 +1079,19 @@ static iwpp_status rc_run(iwpp_context *ctx, iwpp_type type, int64_t w, int64_t 
     const size_t es = iwpp_type_size(type);
 
     iwpp_status st;
-    int nthreads = iwpp_cpu_threads(ctx);
-#ifdef _OPENMP
-    rc_tiles tiles = rc_make_tiles(&g, ctx->tile_size);
-    if (nthreads > 1 && tiles.count > 1)
+    const int nthreads = iwpp_cpu_threads_for(ctx, w * h * d, RC_PX_PER_THREAD);
+    rc_tiles tiles = rc_make_tiles(&g, rc_parallel_tile(ctx, &g, nthreads));
+    if (nthreads > 1 && tiles.count > 1) {
         st = rc_tiled(ctx, kn, es, J, M, I, &g, &nb, &tiles, nthreads);
-    else
-#endif
-    {
+    } else {
         if (M) kn->clip_copy(J, M, I, w * h * d);
         rc_tiles seq = rc_make_seq_tiles(&g, ctx->tile_size);
         st = rc_sequential(ctx, kn, J, I, &g, &nb, &seq);
     }
-    (void)nthreads;
-    (void)es;
     if (st != IWPP_OK) return st;
+    if (type == IWPP_F32)
+        iwpp_par_for(iwpp_cpu_threads_for(ctx, w * h * d, (int64_t)1 << 22), w * h * d,
+                     (int64_t)1 << 16, rc_plus_zero_range, J);
     ctx->stats.overflow_reruns = 0;
     ctx->stats.compute_ms = iwpp_now_ms() - t0;
     return IWPP_OK;
@@ -834,18 +1112,23 @@ static int rc_view_contiguous(const iwpp_image *im)
 }
 
 /* Copy n bytes, in parallel for big images. */
-static void rc_copy_out(void *dst, const void *src, size_t n, int nthreads)
+typedef struct rc_copy_job {
+    char *dst;
+    const char *src;
+} rc_copy_job;
+
+static void rc_copy_range(void *arg, int64_t i0, int64_t i1, int worker)
 {
-    const size_t chunk = (size_t)1 << 20;
-    const int64_t nchunks = (int64_t)((n + chunk - 1) / chunk);
-    (void)nthreads;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (nchunks > 4 && nthreads > 1)
-#endif
-    for (int64_t c = 0; c < nchunks; ++c) {
-        const size_t at = (size_t)c * chunk, len = n - at < chunk ? n - at : chunk;
-        memcpy((char *)dst + at, (const char *)src + at, len);
-    }
+    const rc_copy_job *c = (const rc_copy_job *)arg;
+    (void)worker;
+    memcpy(c->dst + i0, c->src + i0, (size_t)(i1 - i0));
+}
+
+static void rc_copy_out(const iwpp_context *ctx, void *dst, const void *src, size_t n)
+{
+    rc_copy_job c = {(char *)dst, (const char *)src};
+    const int nt = iwpp_cpu_threads_for(ctx, (int64_t)n, (int64_t)8 << 20);
+    iwpp_par_for(nt, (int64_t)n, (int64_t)1 << 20, rc_copy_range, &c);
 }
 
 iwpp_status iwpp_cpu_reconstruct_views(iwpp_context *ctx, iwpp_image *marker,
@@ -868,7 +1151,7 @@ iwpp_status iwpp_cpu_reconstruct_views(iwpp_context *ctx, iwpp_image *marker,
                               (double)bytes / 1048576.0);
     iwpp_status st = rc_run(ctx, marker->type, marker->width, marker->height, marker->depth, J,
                             marker->data, mask->data, connectivity, mode);
-    if (st == IWPP_OK) rc_copy_out(marker->data, J, bytes, iwpp_cpu_threads(ctx));
+    if (st == IWPP_OK) rc_copy_out(ctx, marker->data, J, bytes);
     free(J);
     return st;
 }

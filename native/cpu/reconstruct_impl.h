@@ -216,11 +216,11 @@ R_INLINE void RFN(scan_bwd_core)(RT *J, const RT *I, const rc_geom *g, const rc_
  * without one they are left to the border exchange. With an outbox, every
  * popped pixel on the box border is appended to it (every pixel written here
  * is queued and popped, so the outbox lists every border pixel that changed).
- * Returns the number of pixels popped.
+ * Stops after @p budget pops. Returns the number of pixels popped.
  */
 R_INLINE int64_t RFN(fifo_core)(RT *J, const RT *I, const rc_geom *g, const rc_nbhd *nb,
                                 const rc_box *b, rc_fifo *f, rc_vec *outbox, rc_spill *sp,
-                                const int nn)
+                                const int nn, const int64_t budget)
 {
     int64_t off[26];
     for (int k = 0; k < nn; ++k) off[k] = nb->off[k];
@@ -228,7 +228,7 @@ R_INLINE int64_t RFN(fifo_core)(RT *J, const RT *I, const rc_geom *g, const rc_n
     /* Interior: all neighbours in the box. */
     const int64_t ix0 = b->x0 + 1, ix1 = b->x1 - 1, iy0 = b->y0 + 1, iy1 = b->y1 - 1;
     const int64_t iz0 = g->flat ? b->z0 : b->z0 + 1, iz1 = g->flat ? b->z1 : b->z1 - 1;
-    while (f->count > 0 && !f->failed) {
+    while (f->count > 0 && !f->failed && pops < budget) {
         const int64_t p = rc_pop(f);
         ++pops;
         int64_t x, y, z;
@@ -314,11 +314,11 @@ static int64_t RFN(tile_queue)(void *Jv, const void *Iv, const rc_geom *g, const
     RT *J = (RT *)Jv;
     const RT *I = (const RT *)Iv;
     switch (nb->n) {
-    case 4: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 4);
-    case 8: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 8);
-    case 6: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 6);
-    case 18: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 18);
-    default: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 26);
+    case 4: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 4, INT64_MAX);
+    case 8: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 8, INT64_MAX);
+    case 6: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 6, INT64_MAX);
+    case 18: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 18, INT64_MAX);
+    default: return RFN(fifo_core)(J, I, g, nb, b, f, NULL, sp, 26, INT64_MAX);
     }
 }
 
@@ -331,113 +331,102 @@ static int64_t RFN(fh_box)(void *Jv, const void *Iv, const rc_geom *g, const rc_
 }
 
 /*
- * Apply the seeds of a box (values already clipped to the mask, taken from
- * other tiles by the exchange), then run the FIFO phase inside the box.
- * Lists the border pixels that changed in @p outbox. Returns pixels popped.
+ * Messages into box b from its neighbour tiles: each (p, v) says that pixel p,
+ * just outside the box, holds v; every neighbour q of p inside the box that is
+ * below min(v, I(q)) is raised to it and queued. Then the FIFO phase inside the
+ * box, listing in @p outbox every border pixel it pops (all that changed).
+ * The FIFO phase stops after @p budget pops (pixels left in f: the caller
+ * finishes the box another way). Returns the pixels popped.
  */
-static int64_t RFN(seeded_box)(void *Jv, const void *Iv, const rc_geom *g, const rc_nbhd *nb,
-                               const rc_box *b, rc_fifo *f, const rc_seeds *s, rc_vec *outbox)
+static int64_t RFN(msg_box)(void *Jv, const void *Iv, const rc_geom *g, const rc_nbhd *nb,
+                            const rc_box *b, rc_fifo *f, const rc_seeds *m, rc_vec *outbox,
+                            int64_t budget)
 {
     RT *J = (RT *)Jv;
     const RT *I = (const RT *)Iv;
-    const RT *sv = (const RT *)s->val;
-    for (int64_t k = 0; k < s->n; ++k) {
-        const int64_t p = s->idx[k];
-        const RT v = sv[k];
-        if (R_GT(v, J[p])) {
-            J[p] = v;
-            rc_push(f, p);
+    const RT *mv = (const RT *)m->val;
+    for (int64_t j = 0; j < m->n; ++j) {
+        const int64_t p = m->idx[j];
+        const RT v = mv[j];
+        int64_t x, y, z;
+        rc_coords(g, p, &x, &y, &z);
+        for (int k = 0; k < nb->n; ++k) {
+            if (!rc_in_box(b, x + nb->dx[k], y + nb->dy[k], z + nb->dz[k])) continue;
+            const int64_t q = p + nb->off[k];
+            const RT nv = R_CLIP(v, I[q]);
+            if (R_GT(nv, J[q])) {
+                J[q] = nv;
+                rc_push(f, q);
+            }
         }
     }
     switch (nb->n) {
-    case 4: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 4);
-    case 8: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 8);
-    case 6: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 6);
-    case 18: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 18);
-    default: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 26);
+    case 4: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 4, budget);
+    case 8: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 8, budget);
+    case 6: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 6, budget);
+    case 18: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 18, budget);
+    default: return RFN(fifo_core)(J, I, g, nb, b, f, outbox, NULL, 26, budget);
     }
 }
 
-/*
- * Border exchange for box b (read only on the image): for every border pixel p
- * of the box, the strongest neighbour q outside the box (inside the image); if
- * it propagates over J(p) and J(p) is below I(p), record the seed
- * (p, min(J(q), I(p))). Returns 0, or -1 if the seed list could not grow.
- */
-static int RFN(exchange_box)(const void *Jv, const void *Iv, const rc_geom *g,
-                             const rc_nbhd *nb, const rc_box *b, rc_seeds *s)
+/* Priority of value v: larger = propagates further (v for dilation, -v for erosion). */
+static double RFN(key_of)(const void *px)
 {
-    const RT *J = (const RT *)Jv;
+    RT v;
+    memcpy(&v, px, sizeof v);
+#if RDIL
+    return (double)v;
+#else
+    return -(double)v;
+#endif
+}
+
+/* Priority of box b before its first run: the strongest value of its clipped
+   marker (M clipped by I, or J already clipped when M is NULL). */
+static double RFN(box_key)(const void *Jv, const void *Mv, const void *Iv, const rc_geom *g,
+                           const rc_box *b)
+{
     const RT *I = (const RT *)Iv;
-    const rc_box img = {0, g->w, 0, g->h, 0, g->d};
-    s->n = 0;
-    for (int64_t z = b->z0; z < b->z1; ++z) {
-        const int zring = !g->flat && (z == b->z0 || z == b->z1 - 1);
+    const RT *src = (const RT *)(Mv ? Mv : Jv);
+    RT best = src[b->z0 * g->sz + b->y0 * g->sy + b->x0];
+    best = R_CLIP(best, I[b->z0 * g->sz + b->y0 * g->sy + b->x0]);
+    for (int64_t z = b->z0; z < b->z1; ++z)
         for (int64_t y = b->y0; y < b->y1; ++y) {
-            const int full = zring || y == b->y0 || y == b->y1 - 1;
             const int64_t row = z * g->sz + y * g->sy;
-            const int64_t step = full ? 1 : (b->x1 - 1 - b->x0 > 0 ? b->x1 - 1 - b->x0 : 1);
-            for (int64_t x = b->x0; x < b->x1; x += step) {
-                const int64_t i = row + x;
-                const RT jp = J[i], ip = I[i];
-                if (!R_GT(ip, jp)) continue;
-                int have = 0;
-                RT mx = jp;
-                for (int k = 0; k < nb->n; ++k) {
-                    const int64_t nx = x + nb->dx[k], ny = y + nb->dy[k], nz = z + nb->dz[k];
-                    if (!rc_in_box(&img, nx, ny, nz) || rc_in_box(b, nx, ny, nz)) continue;
-                    const RT u = J[i + nb->off[k]];
-                    if (!have || R_GT(u, mx)) {
-                        mx = u;
-                        have = 1;
-                    }
-                }
-                if (have && R_GT(mx, jp)) {
-                    if (s->n == s->cap && rc_seeds_grow(s, sizeof(RT))) return -1;
-                    s->idx[s->n] = i;
-                    ((RT *)s->val)[s->n] = R_CLIP(mx, ip);
-                    s->n++;
-                }
+            for (int64_t x = b->x0; x < b->x1; ++x) {
+                RT v = src[row + x];
+                v = R_CLIP(v, I[row + x]);
+                best = R_PICK(best, v);
             }
         }
-    }
-    return 0;
+    return RFN(key_of)(&best);
 }
 
 /*
- * Border exchange for box b from the changed border pixels of its neighbour
- * tiles (read only on the image): each listed pixel q raises every neighbour p
- * inside the box that is below it and below its mask; record the seed
- * (p, min(J(q), I(p))). Returns 0, or -1 if the seed list could not grow.
+ * Messages (p, v) into a tile's contiguous copy LJ/LI of box b (bw x bh
+ * pixels per slice) before Fast Hybrid runs there: each neighbour of p inside
+ * the box is raised to min(v, its mask) if that is more. No queue: the scans
+ * that follow propagate from them.
  */
-static int RFN(exchange_in)(const void *Jv, const void *Iv, const rc_geom *g, const rc_nbhd *nb,
-                            const rc_box *b, const rc_vec *const *src, int nsrc, rc_seeds *s)
+static void RFN(msg_local)(void *LJv, const void *LIv, const rc_geom *g, const rc_nbhd *nb,
+                           const rc_box *b, const rc_seeds *m)
 {
-    const RT *J = (const RT *)Jv;
-    const RT *I = (const RT *)Iv;
-    s->n = 0;
-    for (int si = 0; si < nsrc; ++si) {
-        const rc_vec *v = src[si];
-        for (int64_t j = 0; j < v->n; ++j) {
-            const int64_t q = v->v[j];
-            int64_t x, y, z;
-            rc_coords(g, q, &x, &y, &z);
-            const RT jq = J[q];
-            for (int k = 0; k < nb->n; ++k) {
-                if (!rc_in_box(b, x + nb->dx[k], y + nb->dy[k], z + nb->dz[k])) continue;
-                const int64_t p = q + nb->off[k];
-                const RT jp = J[p];
-                if (!R_GT(jq, jp)) continue;
-                const RT ip = I[p];
-                if (!R_GT(ip, jp)) continue;
-                if (s->n == s->cap && rc_seeds_grow(s, sizeof(RT))) return -1;
-                s->idx[s->n] = p;
-                ((RT *)s->val)[s->n] = R_CLIP(jq, ip);
-                s->n++;
-            }
+    RT *LJ = (RT *)LJv;
+    const RT *LI = (const RT *)LIv;
+    const RT *mv = (const RT *)m->val;
+    const int64_t bw = b->x1 - b->x0, bh = b->y1 - b->y0;
+    for (int64_t j = 0; j < m->n; ++j) {
+        int64_t x, y, z;
+        rc_coords(g, m->idx[j], &x, &y, &z);
+        const RT v = mv[j];
+        for (int k = 0; k < nb->n; ++k) {
+            const int64_t nx = x + nb->dx[k], ny = y + nb->dy[k], nz = z + nb->dz[k];
+            if (!rc_in_box(b, nx, ny, nz)) continue;
+            const int64_t li = (nx - b->x0) + bw * ((ny - b->y0) + bh * (nz - b->z0));
+            const RT nv = R_CLIP(v, LI[li]);
+            if (R_GT(nv, LJ[li])) LJ[li] = nv;
         }
     }
-    return 0;
 }
 
 /* dst = the marker m clipped by the mask i (as IWPP_PW_MIN / IWPP_PW_MAX do), n pixels. */
@@ -448,9 +437,9 @@ static void RFN(clip_copy)(void *dstv, const void *mv, const void *iv, int64_t n
     for (int64_t k = 0; k < n; ++k) dst[k] = R_CLIP(m[k], i[k]);
 }
 
-static const rc_kernels RFN(kernels) = {RFN(fh_box),     RFN(seeded_box), RFN(exchange_box),
-                                        RFN(exchange_in), RFN(scans),      RFN(tile_queue),
-                                        RFN(clip_copy)};
+static const rc_kernels RFN(kernels) = {RFN(fh_box),    RFN(msg_box), RFN(scans),
+                                        RFN(tile_queue), RFN(clip_copy), RFN(key_of),
+                                        RFN(box_key),   RFN(msg_local)};
 
 #undef R_GT
 #undef R_PICK

@@ -1,0 +1,99 @@
+/* cpu/pool.c - worker threads of the CPU backend (see pool.h). */
+#define _GNU_SOURCE
+#include "cpu/pool.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+typedef struct par_start {
+    iwpp_par_fn fn;
+    void *arg;
+    int worker;
+} par_start;
+
+static void *par_main(void *p)
+{
+    const par_start *s = (const par_start *)p;
+    s->fn(s->arg, s->worker);
+    return NULL;
+}
+
+int iwpp_par_run(int nworkers, iwpp_par_fn fn, void *arg)
+{
+    if (nworkers <= 1) {
+        fn(arg, 0);
+        return 1;
+    }
+    pthread_t *tid = (pthread_t *)malloc((size_t)nworkers * sizeof(pthread_t));
+    par_start *st = (par_start *)malloc((size_t)nworkers * sizeof(par_start));
+    int started = 1;
+    if (tid && st) {
+        /* Workers start with every signal blocked: the host (a JVM) keeps its
+           signals on its own threads. */
+        sigset_t all, old;
+        sigfillset(&all);
+        int masked = pthread_sigmask(SIG_SETMASK, &all, &old) == 0;
+        for (int k = 1; k < nworkers; ++k) {
+            st[k].fn = fn;
+            st[k].arg = arg;
+            st[k].worker = k;
+            if (pthread_create(&tid[k], NULL, par_main, &st[k]) != 0) break;
+            started = k + 1;
+        }
+        if (masked) pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    fn(arg, 0);
+    for (int k = 1; k < started; ++k) pthread_join(tid[k], NULL);
+    free(tid);
+    free(st);
+    return started;
+}
+
+typedef struct par_loop {
+    _Atomic int64_t next;
+    int64_t n, chunk;
+    iwpp_par_range_fn fn;
+    void *arg;
+} par_loop;
+
+static void par_loop_worker(void *p, int worker)
+{
+    par_loop *L = (par_loop *)p;
+    for (;;) {
+        const int64_t i0 = atomic_fetch_add_explicit(&L->next, L->chunk, memory_order_relaxed);
+        if (i0 >= L->n) break;
+        const int64_t i1 = L->n - i0 < L->chunk ? L->n : i0 + L->chunk;
+        L->fn(L->arg, i0, i1, worker);
+    }
+}
+
+void iwpp_par_for(int nworkers, int64_t n, int64_t chunk, iwpp_par_range_fn fn, void *arg)
+{
+    if (n <= 0) return;
+    if (chunk < 1) chunk = 1;
+    const int64_t items = (n + chunk - 1) / chunk;
+    if (nworkers > items) nworkers = (int)items;
+    if (nworkers <= 1) {
+        fn(arg, 0, n, 0);
+        return;
+    }
+    par_loop L;
+    atomic_init(&L.next, 0);
+    L.n = n;
+    L.chunk = chunk;
+    L.fn = fn;
+    L.arg = arg;
+    iwpp_par_run(nworkers, par_loop_worker, &L);
+}
+
+int iwpp_cpu_threads_for(const iwpp_context *ctx, int64_t work, int64_t per_thread)
+{
+    int t = iwpp_cpu_threads(ctx);
+    if (ctx && ctx->threads > 0) return t;
+    if (per_thread < 1) per_thread = 1;
+    const int64_t fit = work / per_thread;
+    if (fit < t) t = fit < 1 ? 1 : (int)fit;
+    return t;
+}
