@@ -490,6 +490,8 @@ int synth_edt_family(uint8_t *out, const char *name, int64_t w, int64_t h, int64
         return 0;
     }
     return -1;
+}
+
 /* ---- histo: a bright-field section of stained tissue, in gray ------------ */
 
 /* Value noise of one octave at (x, y): smoothstep interpolation of lattice values, cell s px. */
