@@ -31,10 +31,12 @@ int iwpp_par_run(int nworkers, iwpp_par_fn fn, void *arg)
     int started = 1;
     if (tid && st) {
         /* Workers start with every signal blocked: the host (a JVM) keeps its
-           signals on its own threads. */
+           signals on its own threads. (Windows has no POSIX signals to route.) */
+#ifndef _WIN32
         sigset_t all, old;
         sigfillset(&all);
         int masked = pthread_sigmask(SIG_SETMASK, &all, &old) == 0;
+#endif
         for (int k = 1; k < nworkers; ++k) {
             st[k].fn = fn;
             st[k].arg = arg;
@@ -42,7 +44,9 @@ int iwpp_par_run(int nworkers, iwpp_par_fn fn, void *arg)
             if (pthread_create(&tid[k], NULL, par_main, &st[k]) != 0) break;
             started = k + 1;
         }
+#ifndef _WIN32
         if (masked) pthread_sigmask(SIG_SETMASK, &old, NULL);
+#endif
     }
     fn(arg, 0);
     for (int k = 1; k < started; ++k) pthread_join(tid[k], NULL);
