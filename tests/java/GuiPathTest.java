@@ -242,7 +242,7 @@ public class GuiPathTest {
         String before = recorded();
         new Executer(cmd, imp); // its own thread, as from the menu
         GenericDialog gd = null;
-        for (int i = 0; i < 6000 && gd == null; i++) { // waits for the dialog (up to 10 min: no timing check)
+        for (int i = 0; i < 1200 && gd == null; i++) { // waits for the dialog (bounded: no timing check)
             for (Window w : Window.getWindows())
                 if (w instanceof GenericDialog && w.isVisible())
                     gd = (GenericDialog) w;
@@ -262,8 +262,11 @@ public class GuiPathTest {
                 dialog.actionPerformed(new ActionEvent(dialog.getButtons()[0], ActionEvent.ACTION_PERFORMED, "OK"));
             }
         });
-        for (int i = 0; i < 6000 && (WindowManager.getImageCount() == images || recorded().equals(before)); i++)
+        /* the Recorder writes the command's line after the command returns: wait for it (bounded, no timing check) */
+        for (int i = 0; i < 1200 && recorded().equals(before); i++)
             Thread.sleep(100);
+        assertFalse(cmd + ": nothing was recorded after OK", recorded().equals(before));
+        assertTrue(cmd + ": no result image", WindowManager.getImageCount() > images);
     }
 
     @Test
