@@ -59,6 +59,7 @@ public class GuiPathTest {
         @SuppressWarnings("unchecked")
         Hashtable<String, String> table = Menus.getCommands();
         assertNotNull("ImageJ's command table", table);
+        imageJTable = new Hashtable<String, String>(table); // before the plugin's commands are added
         InputStream in = GuiPathTest.class.getResourceAsStream("/plugins.config");
         assertNotNull("plugins.config in the plugin jar", in);
         BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
@@ -71,6 +72,28 @@ public class GuiPathTest {
             table.put(line.substring(q1 + 1, q2), line.substring(comma + 1).trim());
         }
         r.close();
+    }
+
+    private static Hashtable<String, String> imageJTable;
+
+    /** The headless table (IwppHeadless.install) holds every command of ImageJ's own, built from its menus. */
+    @Test
+    public void headlessTableHoldsEveryBuiltInCommand() {
+        Hashtable<String, String> ours = iwpp.plugin.IwppHeadless.builtInCommands();
+        StringBuilder missing = new StringBuilder();
+        int n = 0;
+        for (java.util.Map.Entry<String, String> e : imageJTable.entrySet()) {
+            if (!e.getValue().startsWith("ij.")) // plugins, macros and scripts found in folders
+                continue;
+            if (e.getKey().startsWith("Main Window [")) // label built at run time; brings the ImageJ window up
+                continue;
+            n++;
+            if (!e.getValue().equals(ours.get(e.getKey())))
+                missing.append("\n  ").append(e.getKey()).append(" -> ").append(e.getValue()).append(" (ours: ")
+                        .append(ours.get(e.getKey())).append(')');
+        }
+        assertTrue("ImageJ listed only " + n + " commands", n > 300);
+        assertEquals("commands of ImageJ's menus missing from the headless table:" + missing, "", missing.toString());
     }
 
     @Before
@@ -219,7 +242,7 @@ public class GuiPathTest {
         String before = recorded();
         new Executer(cmd, imp); // its own thread, as from the menu
         GenericDialog gd = null;
-        for (int i = 0; i < 6000 && gd == null; i++) { // waits for the dialog (up to 10 min: no timing check)
+        for (int i = 0; i < 1200 && gd == null; i++) { // waits for the dialog (bounded: no timing check)
             for (Window w : Window.getWindows())
                 if (w instanceof GenericDialog && w.isVisible())
                     gd = (GenericDialog) w;
@@ -239,8 +262,11 @@ public class GuiPathTest {
                 dialog.actionPerformed(new ActionEvent(dialog.getButtons()[0], ActionEvent.ACTION_PERFORMED, "OK"));
             }
         });
-        for (int i = 0; i < 6000 && (WindowManager.getImageCount() == images || recorded().equals(before)); i++)
+        /* the Recorder writes the command's line after the command returns: wait for it (bounded, no timing check) */
+        for (int i = 0; i < 1200 && recorded().equals(before); i++)
             Thread.sleep(100);
+        assertFalse(cmd + ": nothing was recorded after OK", recorded().equals(before));
+        assertTrue(cmd + ": no result image", WindowManager.getImageCount() > images);
     }
 
     @Test

@@ -95,6 +95,8 @@ bad_choices() {
 		'"5" is not a valid choice for connectivity=; use 4, 8, 6, 18 or 26.'
 	bad_choice hyperstack 'newImage("m23", "8-bit black", 8, 8, 2, 3, 1); newImage("k32", "8-bit black", 8, 8, 3, 2, 1); run("Morphological Reconstruction (IWPP)", "marker=m23 mask=k32 connectivity=8 operation=dilation stack=slices");' \
 		'The marker "m23" has 2 channel(s) x 3 slice(s) x 1 frame(s) but the mask "k32" has 3 channel(s) x 2 slice(s) x 1 frame(s)'
+	bad_choice number 'selectImage("img"); run("H-Maxima (IWPP)", "h=abc connectivity=8");' \
+		'H-Maxima (IWPP) error: "abc" is not a number (h=).'
 	bad_choice nan 'newImage("with nan", "32-bit black", 8, 8, 3); setSlice(2); setPixel(1, 2, NaN); run("H-Maxima (IWPP)", "h=1 connectivity=8 stack=slices");' \
 		'H-Maxima (IWPP) error: "with nan" has a NaN pixel at x=1, y=2 in slice 2; replace NaN first'
 	run_one "$here/gui_images.ijm"

@@ -36,6 +36,7 @@ import java.io.InputStreamReader;
 import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
 import java.util.Hashtable;
+import java.util.Properties;
 import java.util.regex.Pattern;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
@@ -47,21 +48,7 @@ public final class IwppHeadless {
     public static synchronized String install() {
         if (Menus.getCommands() != null || !GraphicsEnvironment.isHeadless())
             return "0"; // ImageJ builds (or has built) its own table
-        Hashtable<String, String> table = new Hashtable<String, String>();
-        try {
-            InputStream menus = IJ.class.getResourceAsStream("/ij/Menus.class");
-            if (menus != null)
-                readMenuItems(menus, table);
-        } catch (IOException | RuntimeException e) {
-            IJ.log("IWPP: could not read ImageJ's built-in commands: " + e);
-        }
-        try {
-            InputStream props = IJ.class.getResourceAsStream("/IJ_Props.txt");
-            if (props != null)
-                readIjProps(props, table);
-        } catch (IOException e) {
-            IJ.log("IWPP: could not read IJ_Props.txt: " + e.getMessage());
-        }
+        Hashtable<String, String> table = builtInCommands();
         String dir = pluginsDir();
         if (dir != null)
             addJars(new File(dir), table, 0);
@@ -78,7 +65,8 @@ public final class IwppHeadless {
 
     /**
      * The (label, class) pairs of Menus.addPlugInItem(menu, label, class, key,
-     * shift) and addCheckboxItem(menu, label, class) calls: in the bytecode two
+     * shift), addCheckboxItem(menu, label, class) and pluginsTable.put(label,
+     * class) calls with constant strings: in the bytecode two
      * string constants loaded one after the other, then, a few bytes on, the
      * call. Reads the class file's constant pool, then scans the bytes for
      * that pattern.
@@ -147,7 +135,8 @@ public final class IwppHeadless {
                     int m = ((all[q + 1] & 0xff) << 8) | (all[q + 2] & 0xff);
                     String name = m > 0 && m < count && nameAndType[m] > 0 && ntName[nameAndType[m]] > 0
                             ? utf8[ntName[nameAndType[m]]] : null;
-                    if ("addPlugInItem".equals(name) || "addCheckboxItem".equals(name)) {
+                    /* (Hashtable.put: entries the menu code puts in the table directly) */
+                    if ("addPlugInItem".equals(name) || "addCheckboxItem".equals(name) || "put".equals(name)) {
                         if (!prev.isEmpty() && !table.containsKey(prev))
                             table.put(prev, str);
                         break;
@@ -160,6 +149,26 @@ public final class IwppHeadless {
     }
 
     private static final Pattern CLASS = Pattern.compile("[A-Za-z_][A-Za-z0-9_$]*(\\.[A-Za-z_][A-Za-z0-9_$]*)+(\\(.*\\))?");
+
+    /** ImageJ's own commands (label -> class), as its menus would list them; no plugins. */
+    public static Hashtable<String, String> builtInCommands() {
+        Hashtable<String, String> table = new Hashtable<String, String>();
+        try {
+            InputStream menus = IJ.class.getResourceAsStream("/ij/Menus.class");
+            if (menus != null)
+                readMenuItems(menus, table);
+        } catch (IOException | RuntimeException e) {
+            IJ.log("IWPP: could not read ImageJ's built-in commands: " + e);
+        }
+        try {
+            InputStream props = IJ.class.getResourceAsStream("/IJ_Props.txt");
+            if (props != null)
+                readIjProps(props, table);
+        } catch (IOException e) {
+            IJ.log("IWPP: could not read IJ_Props.txt: " + e.getMessage());
+        }
+        return table;
+    }
 
     private static void set(String field, Object value) throws ReflectiveOperationException {
         Field f = Menus.class.getDeclaredField(field);
@@ -183,26 +192,30 @@ public final class IwppHeadless {
 
     /** Lines such as  filters02="Gaussian Blur...",ij.plugin.filter.GaussianBlur  (a [key] suffix is a shortcut). */
     private static void readIjProps(InputStream in, Hashtable<String, String> table) throws IOException {
-        BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.ISO_8859_1));
+        Properties props = new Properties(); // as ImageJ reads it (backslash escapes undone)
         try {
-            for (String line; (line = r.readLine()) != null;) {
-                int eq = line.indexOf("=\"");
-                if (eq <= 0 || line.startsWith("#"))
-                    continue;
-                int q = line.indexOf('"', eq + 2);
-                int comma = q < 0 ? -1 : line.indexOf(',', q);
-                if (comma < 0)
-                    continue;
-                String label = line.substring(eq + 2, q);
-                int sc = label.indexOf('[');
-                if (sc > 0 && label.endsWith("]"))
-                    label = label.substring(0, sc);
-                String cls = line.substring(comma + 1).trim();
-                if (!label.isEmpty() && !cls.isEmpty() && !table.containsKey(label))
-                    table.put(label, cls);
-            }
+            props.load(in);
         } finally {
-            r.close();
+            in.close();
+        }
+        for (String key : props.stringPropertyNames()) {
+            String line = props.getProperty(key);
+            if (!line.startsWith("\""))
+                continue;
+            int q = line.indexOf('"', 1);
+            int comma = q < 0 ? -1 : line.indexOf(',', q);
+            if (comma < 0)
+                continue;
+            String label = line.substring(1, q);
+            /* as ImageJ: a letter or digit shortcut leaves the label ("Properties... [y]" is
+               "Properties... "), others stay in it ("In [+]", "Next Slice [>]") */
+            int sc = label.lastIndexOf('[');
+            if (sc > 0 && label.endsWith("]") && label.length() - sc == 3
+                    && Character.isLetterOrDigit(label.charAt(sc + 1)))
+                label = label.substring(0, sc);
+            String cls = line.substring(comma + 1).trim();
+            if (!label.isEmpty() && !cls.isEmpty() && !table.containsKey(label))
+                table.put(label, cls);
         }
     }
 

@@ -16,6 +16,7 @@ package iwpp.plugin;
 import ij.Macro;
 import ij.gui.GenericDialog;
 import ij.macro.Interpreter;
+import ij.util.Tools;
 
 import java.awt.GraphicsEnvironment;
 import java.util.ArrayList;
@@ -181,8 +182,15 @@ final class Options {
         Object[] f = nextField("number");
         if (error != null)
             return Double.NaN;
-        if (gd != null)
+        if (gd != null) {
+            /* a value GenericDialog could not read would stop it with a modal error of its own */
+            String v = value(f, null);
+            if (v != null && !readableNumber(v.trim())) {
+                error = "\"" + v + "\" is not a number (" + key((String) f[1]) + "=).";
+                return Double.NaN;
+            }
             return gd.getNextNumber();
+        }
         String v = value(f, null);
         if (v == null)
             return (Double) f[3];
@@ -193,6 +201,15 @@ final class Options {
                 error = "\"" + v + "\" is not a number (" + key((String) f[1]) + "=).";
             return Double.NaN;
         }
+    }
+
+    /** A number, or a macro variable (&name) that holds one, as GenericDialog reads them. */
+    private static boolean readableNumber(String v) {
+        if (v.startsWith("&")) {
+            Interpreter interp = Interpreter.getInstance();
+            return interp != null && !Double.isNaN(interp.getVariable2(v.substring(1)));
+        }
+        return v.equalsIgnoreCase("NaN") || !Double.isNaN(Tools.parseDouble(v, Double.NaN));
     }
 
     String getNextString() {
