@@ -1297,6 +1297,69 @@ template <int COLS> static void wb_launch(cudaStream_t s, wb_plan P, int sms)
     }
 }
 
+/* The exact transform's path, chosen from the device's shared memory and the image.
+ * Rows (pass C): merged band envelopes, one block per row (ROWS_MERGED), wherever a row fits in
+ * shared memory (2D rows up to ~40000 pixels on Hopper, 3D ~19000) with positions and 2D site rows
+ * in 16 bits; else the multi-block long-line kernels (ROWS_WIDE), or one thread per row
+ * (ROWS_SERIAL) where those are disabled. Columns (pass B, 3D): tiles of TX columns by merged
+ * envelopes (COLS_MERGED), TX the largest power of two up to 32 within CB_TARGET_SMEM; columns
+ * too tall for shared memory: the long-line kernels (COLS_WIDE), else one thread per column.
+ * Knobs (measurements and tests): IWPP_CUDA_EDT_ROWS=banded / IWPP_CUDA_EDT_COLS=banded keep the
+ * older banded query (ROWS_BANDED, COLS_BANDED); IWPP_CUDA_EDT_WIDE: unset = the choice above,
+ * 0 = never the long-line kernels (one thread per line instead, or the banded query on rows that
+ * fit), N > 0 = every row pass and every 3D column pass takes them with segments of N pixels;
+ * IWPP_CUDA_EDT_COL_TILE = 1..32 sets TX, 0 the one-thread-per-column pass B. */
+enum { ROWS_MERGED, ROWS_BANDED, ROWS_WIDE, ROWS_SERIAL };
+enum { COLS_NONE, COLS_MERGED, COLS_BANDED, COLS_WIDE, COLS_SERIAL };
+struct cu_plan {
+    int rows, cols;
+    size_t cb_line; /* shared memory of one column of a tile */
+    int cb_tx;      /* columns per tile */
+    int wb_seg;     /* long-line segment length */
+};
+
+static void plan_exact(const cuda_state *st, int64_t w, int64_t h, int64_t d, cu_plan *P)
+{
+    const char *wb_env = getenv("IWPP_CUDA_EDT_WIDE"), *rv = getenv("IWPP_CUDA_EDT_ROWS"),
+               *cv = getenv("IWPP_CUDA_EDT_COLS"), *tv = getenv("IWPP_CUDA_EDT_COL_TILE");
+    const long long wb_want = wb_env ? atoll(wb_env) : -1;
+    const int cb_want = tv ? atoi(tv) : -1;
+    const bool rows_banded = rv && !strcmp(rv, "banded"), cols_banded = cv && !strcmp(cv, "banded");
+    const int64_t wb_max = (int64_t)INT32_MAX - 64; /* positions and band ends stay in int */
+    P->wb_seg = wb_want > 0 ? (int)(wb_want < (1 << 24) ? wb_want : (1 << 24)) : WB_SEG_DEFAULT;
+    const bool rows_fit = rb_smem_bytes(w) <= st->smem_optin && w < 0x7FFFFFFF;
+    if (wb_want <= 0 && !rows_banded && w <= EM_MAX && (d > 1 || h < EM_MAX) && em_bytes(w, d > 1) <= st->smem_optin)
+        P->rows = ROWS_MERGED;
+    else if (rows_fit && (wb_want == 0 || (wb_want < 0 && (rows_banded || w < WB_AUTO_MIN_W))))
+        P->rows = ROWS_BANDED;
+    else if (wb_want != 0 && w <= wb_max)
+        P->rows = ROWS_WIDE;
+    else
+        P->rows = ROWS_SERIAL;
+    P->cols = COLS_NONE;
+    P->cb_line = 0;
+    P->cb_tx = 1;
+    if (d > 1) {
+        const bool merged_fit = h <= EM_MAX && em_bytes(h, true) <= st->smem_optin,
+                   banded_fit = cb_line_bytes(h) <= st->smem_optin && h < 0x7FFFFFFF;
+        if (wb_want <= 0 && cb_want != 0 && !cols_banded && merged_fit) {
+            P->cols = COLS_MERGED;
+            P->cb_line = em_bytes(h, true);
+        } else if (wb_want <= 0 && cb_want != 0 && banded_fit) {
+            P->cols = COLS_BANDED;
+            P->cb_line = cb_line_bytes(h);
+        } else if (h <= wb_max && (wb_want > 0 || (wb_want < 0 && !banded_fit))) {
+            P->cols = COLS_WIDE;
+        } else {
+            P->cols = COLS_SERIAL;
+        }
+    }
+    if (P->cols == COLS_MERGED || P->cols == COLS_BANDED) {
+        while (P->cb_tx < 32 && (size_t)(P->cb_tx * 2) * P->cb_line <= CB_TARGET_SMEM && P->cb_tx < w) P->cb_tx *= 2;
+        if (cb_want >= 1 && cb_want <= 32 && (size_t)cb_want * P->cb_line <= st->smem_optin) P->cb_tx = cb_want;
+    }
+}
+
 template <typename T>
 static void launch_outer(cudaStream_t s, const void *in, int64_t len, int64_t count, int32_t *sum, int32_t *out)
 {
@@ -1313,47 +1376,13 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     cuda_state *st = cu_state(ctx);
     cudaStream_t s = st->stream;
     const int64_t w = bin->w, h = bin->h, d = bin->d, n = w * h * d;
-    /* Lines too long for one block's shared memory (w, or h in 3D, above ~24000 on Hopper), and
-     * rows of WB_AUTO_MIN_W pixels or more, take the multi-block kernels (edt_wbuild /
-     * edt_wquery). IWPP_CUDA_EDT_WIDE: unset (or negative) = that automatic choice, with segments
-     * of WB_SEG_DEFAULT pixels; 0 (or not a number) = never: lines too long for shared memory take
-     * the one-thread-per-line kernels, as before; N > 0 = every row pass, and in 3D every column
-     * pass, takes the multi-block kernels with segments of N pixels (whole bands of 32), for
-     * tests and measurements. */
-    const char *wb_env = getenv("IWPP_CUDA_EDT_WIDE");
-    const long long wb_want = wb_env ? atoll(wb_env) : -1;
-    const int wb_seg = wb_want > 0 ? (int)(wb_want < (1 << 24) ? wb_want : (1 << 24)) : WB_SEG_DEFAULT;
-    const int64_t wb_max = (int64_t)INT32_MAX - 64; /* positions and band ends stay in int */
-    /* pass C row-parallel when a row's working set fits in shared memory */
-    const size_t rb_bytes = rb_smem_bytes(w), env_bytes = em_bytes(w, d > 1);
-    /* merged band envelopes (edt_rows_env) wherever a row fits in shared memory and positions and
-     * 2D site rows fit in 16 bits; IWPP_CUDA_EDT_ROWS=banded keeps the older banded query */
-    const char *rows_env_var = getenv("IWPP_CUDA_EDT_ROWS");
-    const bool rows_env = wb_want <= 0 && !(rows_env_var && strcmp(rows_env_var, "banded") == 0) &&
-                          w <= EM_MAX && (d > 1 || h < EM_MAX) && env_bytes <= st->smem_optin;
-    const bool rows_fit = rb_bytes <= st->smem_optin && w < 0x7FFFFFFF;
-    const bool rows_fast = !rows_env && rows_fit && (wb_want == 0 || (wb_want < 0 && w < WB_AUTO_MIN_W));
-    const bool rows_wide = !rows_env && !rows_fast && wb_want != 0 && w <= wb_max;
-    /* pass B by column tiles when one line of h fits in shared memory: TX lines per tile, the
-     * largest power of two up to 32 whose tile stays within CB_TARGET_SMEM (at least 1), no wider
-     * than the image; IWPP_CUDA_EDT_COL_TILE (1..32) overrides it for measurements, 0 selects
-     * the one-thread-per-line kernel */
-    /* columns by merged band envelopes (edt_cols_env) where a column fits; IWPP_CUDA_EDT_COLS=banded
-     * keeps the older banded query (edt_cols) */
-    const char *cb_env = getenv("IWPP_CUDA_EDT_COL_TILE"); /* "0": the one-thread-per-line pass B */
-    const int cb_want = cb_env ? atoi(cb_env) : -1;
-    const char *cols_env_var = getenv("IWPP_CUDA_EDT_COLS");
-    const bool cols_env = d > 1 && h <= EM_MAX && em_bytes(h, true) <= st->smem_optin && wb_want <= 0 &&
-                          cb_want != 0 && !(cols_env_var && strcmp(cols_env_var, "banded") == 0);
-    const size_t cb_line = cols_env ? em_bytes(h, true) : cb_line_bytes(h);
-    const bool cols_fit = cb_line <= st->smem_optin && h < 0x7FFFFFFF;
-    const bool cols_fast = d > 1 && cols_fit && cb_want != 0 && wb_want <= 0;
-    const bool cols_wide = d > 1 && !cols_fast && h <= wb_max && (wb_want > 0 || (wb_want < 0 && !cols_fit));
-    int cb_tx = 1;
-    if (cols_fast) {
-        while (cb_tx < 32 && (size_t)(cb_tx * 2) * cb_line <= CB_TARGET_SMEM && cb_tx < w) cb_tx *= 2;
-        if (cb_want >= 1 && cb_want <= 32 && (size_t)cb_want * cb_line <= st->smem_optin) cb_tx = cb_want;
-    }
+    cu_plan P;
+    plan_exact(st, w, h, d, &P);
+    const bool rows_env = P.rows == ROWS_MERGED, rows_fast = P.rows == ROWS_BANDED, rows_wide = P.rows == ROWS_WIDE;
+    const bool cols_env = P.cols == COLS_MERGED, cols_fast = cols_env || P.cols == COLS_BANDED,
+               cols_wide = P.cols == COLS_WIDE;
+    const size_t rb_bytes = rb_smem_bytes(w), env_bytes = em_bytes(w, d > 1), cb_line = P.cb_line;
+    const int cb_tx = P.cb_tx, wb_seg = P.wb_seg;
     /* site maps: ny (2D) / nz, ny2, nz2 (3D), then the envelope stacks for a batch of lines
      * (pass B's lines of h in 3D, pass C's lines of w, when one thread takes a line) */
     /* pass A summaries (2 per segment and line) and the long-line tables share that space */
