@@ -1,7 +1,7 @@
 /*
- * edt.c - Euclidean distance transforms on OpenCL (kernels: edt.cl).
+ * edt.c - Euclidean distance transforms on OpenCL (kernels: edt_exact.cl, edt_danielsson.cl).
  * Exact: the separable method of native/cpu/edt.c, bit for bit (double
- * precision, so the device needs cl_khr_fp64), with the passes of cuda/edt.cu:
+ * precision, so the device needs cl_khr_fp64), with the passes of cuda/edt_exact.cu:
  * pass A in segments (2 kernels), pass B (3D) one work-group per tile of
  * columns in local memory, pass C one work-group per row in local memory
  * (1 kernel each); rows too wide for local memory: the banded method with its
