@@ -462,7 +462,7 @@ static iwpp_status edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const 
         (rs = iwpp_ocl_alloc(ctx, (size_t)n * 4, "the propagation list", &la)) ||
         (rs = iwpp_ocl_alloc(ctx, (size_t)n * 4, "the propagation list", &lb)) ||
         (rs = iwpp_ocl_alloc(ctx, (size_t)n * 4, "the propagation marks", &mark)) ||
-        (rs = iwpp_ocl_alloc(ctx, 2 * 4, "the propagation counters", &cnt)))
+        (rs = iwpp_ocl_alloc(ctx, 6 * 4, "the propagation counters", &cnt)))
         goto done;
     cl_int err = CL_SUCCESS;
     const cl_uint zero = 0, ones = 0xffffffffu;
@@ -471,7 +471,7 @@ static iwpp_status edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const 
     /* a fixed group size on CPU devices: PoCL compiles a kernel once per group size, and the
      * runtime's choice follows the (per-round) global size */
     const size_t lgd = s->is_gpu ? 0 : 64;
-    err = s->api->clEnqueueFillBuffer(s->queue, cnt, &zero, 4, 0, 8, 0, NULL, NULL);
+    err = s->api->clEnqueueFillBuffer(s->queue, cnt, &zero, 4, 0, 6 * 4, 0, NULL, NULL);
     if (err == CL_SUCCESS)
         err = s->api->clEnqueueFillBuffer(s->queue, mark, &ones, 4, 0, (size_t)n * 4, 0, NULL, NULL);
     IWPP_KARG(s, k_init, 0, mb);
@@ -491,33 +491,43 @@ static iwpp_status edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const 
     cl_double hx = sp[0], hy = sp[1], hz = sp[2];
     int64_t visited = 0, rounds = 0;
     cl_uint round = 0;
+    /* Rounds go in batches of DAN_BATCH between reads of the counts (they stay on the device; a
+     * round whose list is empty does nothing), so the host waits once per batch instead of once
+     * per round. Each round covers its list with a grid-stride loop over at most `cap` items. */
+    enum { DAN_BATCH = 8 };
+    const size_t lr = s->is_gpu ? 256 : 64;
+    const size_t cap = (size_t)(s->compute_units > 0 ? s->compute_units : 1) * (s->is_gpu ? 2048 : 256);
     while (err == CL_SUCCESS && in_n > 0) {
-        visited += in_n;
-        ++rounds;
-        err = s->api->clEnqueueFillBuffer(s->queue, cnt, &zero, 4, 0, 4, 0, NULL, NULL);
-        IWPP_KARG(s, k_round, 0, vr);
-        IWPP_KARG(s, k_round, 1, w);
-        IWPP_KARG(s, k_round, 2, h);
-        IWPP_KARG(s, k_round, 3, d);
-        IWPP_KARG(s, k_round, 4, offs);
-        IWPP_KARG(s, k_round, 5, no);
-        IWPP_KARG(s, k_round, 6, la);
-        IWPP_KARG(s, k_round, 7, in_n);
-        IWPP_KARG(s, k_round, 8, lb);
-        IWPP_KARG(s, k_round, 9, cnt);
-        IWPP_KARG(s, k_round, 10, mark);
-        IWPP_KARG(s, k_round, 11, round);
-        IWPP_KARG(s, k_round, 12, hx);
-        IWPP_KARG(s, k_round, 13, hy);
-        IWPP_KARG(s, k_round, 14, hz);
-        if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_round, in_n, lgd);
-        in_n = 0;
+        size_t gsz = (size_t)in_n * 4;
+        if (gsz < 4096) gsz = 4096;
+        if (gsz > cap) gsz = cap;
+        for (int r = 0; r < DAN_BATCH && err == CL_SUCCESS; ++r) {
+            IWPP_KARG(s, k_round, 0, vr);
+            IWPP_KARG(s, k_round, 1, w);
+            IWPP_KARG(s, k_round, 2, h);
+            IWPP_KARG(s, k_round, 3, d);
+            IWPP_KARG(s, k_round, 4, offs);
+            IWPP_KARG(s, k_round, 5, no);
+            IWPP_KARG(s, k_round, 6, la);
+            IWPP_KARG(s, k_round, 7, lb);
+            IWPP_KARG(s, k_round, 8, cnt);
+            IWPP_KARG(s, k_round, 9, mark);
+            IWPP_KARG(s, k_round, 10, round);
+            IWPP_KARG(s, k_round, 11, hx);
+            IWPP_KARG(s, k_round, 12, hy);
+            IWPP_KARG(s, k_round, 13, hz);
+            if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_round, gsz, lr);
+            cl_mem t = la;
+            la = lb;
+            lb = t;
+            ++round;
+        }
+        cl_uint c[6] = {0, 0, 0, 0, 0, 0};
         if (err == CL_SUCCESS)
-            err = s->api->clEnqueueReadBuffer(s->queue, cnt, CL_TRUE, 0, 4, &in_n, 0, NULL, NULL);
-        cl_mem t = la;
-        la = lb;
-        lb = t;
-        ++round;
+            err = s->api->clEnqueueReadBuffer(s->queue, cnt, CL_TRUE, 0, sizeof c, c, 0, NULL, NULL);
+        in_n = c[round % 3];
+        visited = (int64_t)c[3] + ((int64_t)c[4] << 32);
+        rounds = c[5];
     }
     cl_mem md = (cl_mem)dist->ptr;
     cl_mem mn = nearest ? (cl_mem)nearest->ptr : md;
