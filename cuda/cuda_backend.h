@@ -36,7 +36,7 @@ iwpp_status iwpp_cuda_minmax(iwpp_context *ctx, const iwpp_buf *a, double *min, 
 iwpp_status iwpp_cuda_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask,
                                   int connectivity, iwpp_morph_mode mode);
 
-/* edt.cu */
+/* edt_exact.cu (the Danielsson method: edt_danielsson.cu) */
 iwpp_status iwpp_cuda_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_method method,
                           const double spacing[3], iwpp_buf *dist, iwpp_buf *nearest);
 

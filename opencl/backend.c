@@ -28,8 +28,8 @@ extern const char iwpp_ocl_src_common[];
 extern const char iwpp_ocl_src_mlqueue[];
 extern const char iwpp_ocl_src_pointwise[];
 extern const char iwpp_ocl_src_reconstruct[];
-extern const char iwpp_ocl_src_edt[];
 extern const char iwpp_ocl_src_edt_exact[];
+extern const char iwpp_ocl_src_edt_danielsson[];
 
 /* ------------------------------------------------------------------------ */
 /* process-wide device list: every device of every platform, GPUs first      */
@@ -389,8 +389,8 @@ static iwpp_status build_program(iwpp_context *ctx, int prog, iwpp_type type, cl
         srcs[ns++] = iwpp_ocl_src_pointwise;
         srcs[ns++] = iwpp_ocl_src_reconstruct;
     } else {
-        srcs[ns++] = iwpp_ocl_src_edt;
         srcs[ns++] = iwpp_ocl_src_edt_exact;
+        srcs[ns++] = iwpp_ocl_src_edt_danielsson;
     }
     char opts[256];
     snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DIWPP_T=%s -DIWPP_TK=%d%s%s", type_cl(type),

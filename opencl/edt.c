@@ -1,7 +1,7 @@
 /*
- * edt.c - Euclidean distance transforms on OpenCL (kernels: edt.cl).
+ * edt.c - Euclidean distance transforms on OpenCL (kernels: edt_exact.cl, edt_danielsson.cl).
  * Exact: the separable method of native/cpu/edt.c, bit for bit (double
- * precision, so the device needs cl_khr_fp64), with the passes of cuda/edt.cu:
+ * precision, so the device needs cl_khr_fp64), with the passes of cuda/edt_exact.cu:
  * pass A in segments (2 kernels), pass B (3D) one work-group per tile of
  * columns in local memory, pass C one work-group per row in local memory
  * (1 kernel each); rows too wide for local memory: the banded method with its
@@ -68,13 +68,86 @@ static iwpp_status work_buf(iwpp_context *ctx, int fresh, int slot, size_t bytes
     return rs;
 }
 
-/* Local memory of edt_rows_env (edt_exact.cl) for rows of w pixels: sites (2D: ushort rows, 3D:
- * double f, padded), E, prv, nxt, gF, gL, pre, cs, lo, hi, stk. */
-static size_t env_row_bytes(size_t w, int is3)
+/* Local memory of one line of n sites for edt_rows_env / edt_cols_env (edt_exact.cl): sites (2D
+ * rows: ushort rows, else double f, padded), E, prv, nxt, gF, gL, pre, cs, lo, hi, stk. */
+#define EM_MAX 65535
+static size_t em_bytes(size_t n, int dbl)
 {
-    const size_t nb = (w + RB_S - 1) / RB_S, nc = (nb + 7) / 8;
-    const size_t sb = ((is3 ? 8 : 2) * (size_t)RB_PAD(w) + 7) & ~(size_t)7;
-    return sb + 2 * w + 2 * 4 * nb + 2 * nb + 2 * (nc + 1) + 2 * nb + RB_S * nb;
+    const size_t nb = (n + RB_S - 1) / RB_S, nc = (nb + 7) / 8;
+    const size_t sb = ((dbl ? 8 : 2) * (size_t)RB_PAD(n) + 7) & ~(size_t)7;
+    return (sb + 2 * n + 2 * 4 * nb + 2 * nb + 2 * (nc + 1) + 2 * nb + RB_S * nb + 15) & ~(size_t)15;
+}
+
+/* The exact transform's path, chosen from the device's local memory and the image:
+ * rows (pass C): merged band envelopes one work-group per row where a row fits in local memory
+ * (ROWS_MERGED: 2D rows up to ~8900 pixels in 48 KiB, 3D ~4200; positions in 16 bits); else the
+ * banded query with the band tables in local memory (ROWS_BANDED, kept for comparisons) or in
+ * global memory with a row over several work-groups (ROWS_WIDE); one work-item per row on
+ * transposed planes (ROWS_SERIAL) only where a group of WB_BANDS work-items cannot run.
+ * Columns (pass B, 3D): tiles of TX columns, one work-group each, by merged envelopes
+ * (COLS_MERGED) or the banded query (COLS_BANDED), TX a power of two up to 32 with the tile
+ * within 48 KiB; else one work-item per column (COLS_SERIAL).
+ * Knobs (measurements and tests): IWPP_OCL_EDT_ROWS = banded | wide | serial and
+ * IWPP_OCL_EDT_COLS = banded | serial force a path; IWPP_OCL_EDT_LOCAL_MEM=N takes N bytes as
+ * the local memory lines must fit in (so small images take the other paths). */
+enum { ROWS_MERGED, ROWS_BANDED, ROWS_WIDE, ROWS_SERIAL };
+enum { COLS_NONE, COLS_MERGED, COLS_BANDED, COLS_SERIAL };
+typedef struct exact_plan {
+    int rows, cols;
+    size_t lm_row;  /* local memory of a merged row */
+    size_t cb_line; /* local memory of one column of a tile */
+    cl_int cb_tx;   /* columns per tile */
+} exact_plan;
+
+static void plan_exact(const iwpp_ocl *s, int wide_group_ok, cl_int w, cl_int h, cl_int d, exact_plan *P)
+{
+    const int is3 = d > 1;
+    cl_ulong lmem = s->local_mem;
+    const char *ev = getenv("IWPP_OCL_EDT_LOCAL_MEM");
+    if (ev && atol(ev) > 0 && (cl_ulong)atol(ev) < lmem) lmem = (cl_ulong)atol(ev);
+    const char *rv = getenv("IWPP_OCL_EDT_ROWS"), *cv = getenv("IWPP_OCL_EDT_COLS");
+    const int want_banded = rv && !strcmp(rv, "banded"), want_wide = rv && !strcmp(rv, "wide"),
+              want_serial = rv && !strcmp(rv, "serial");
+    const size_t nb = ((size_t)w + RB_S - 1) / RB_S, nsb = (nb + RB_SB - 1) / RB_SB;
+    const size_t lm_banded = (nb + nsb) * sizeof(cl_double) +
+                             (size_t)RB_PAD((size_t)w) * (is3 ? sizeof(cl_double) : sizeof(cl_int)) + nb +
+                             nb * RB_S;
+    const size_t wb_bytes = (size_t)RB_PAD((size_t)(WB_BANDS * RB_S)) * sizeof(cl_double) +
+                            (size_t)WB_BANDS * RB_S + (size_t)WB_BANDS * sizeof(cl_double);
+    const int wide_ok = (cl_ulong)wb_bytes + 64 <= s->local_mem && wide_group_ok;
+    P->lm_row = em_bytes((size_t)w, is3);
+    if (!want_banded && !want_wide && !want_serial && w <= EM_MAX && (is3 || h < EM_MAX) &&
+        (cl_ulong)P->lm_row + 64 <= lmem)
+        P->rows = ROWS_MERGED;
+    else if (!want_wide && !want_serial && (cl_ulong)lm_banded + 64 <= lmem)
+        P->rows = ROWS_BANDED;
+    else if (!want_serial && wide_ok)
+        P->rows = ROWS_WIDE;
+    else
+        P->rows = ROWS_SERIAL;
+    const size_t cnb = ((size_t)h + RB_S - 1) / RB_S, cnsb = (cnb + RB_SB - 1) / RB_SB;
+    const size_t col_banded = (((size_t)h + 2 * cnb + cnsb) * sizeof(cl_double) + cnb + cnb * RB_S + 15) &
+                              ~(size_t)15;
+    const size_t col_merged = em_bytes((size_t)h, 1);
+    const int cols_banded = cv && !strcmp(cv, "banded"), cols_serial = cv && !strcmp(cv, "serial");
+    P->cols = COLS_NONE;
+    P->cb_line = 0;
+    P->cb_tx = 1;
+    if (is3) {
+        if (!cols_banded && !cols_serial && h <= EM_MAX && (cl_ulong)col_merged + 64 <= lmem) {
+            P->cols = COLS_MERGED;
+            P->cb_line = col_merged;
+        } else if (!cols_serial && (cl_ulong)col_banded + 64 <= lmem) {
+            P->cols = COLS_BANDED;
+            P->cb_line = col_banded;
+        } else {
+            P->cols = COLS_SERIAL;
+        }
+    }
+    if (P->cols == COLS_MERGED || P->cols == COLS_BANDED) {
+        const size_t target = lmem < 48 * 1024 + 64 ? (size_t)lmem - 64 : 48 * 1024;
+        while (P->cb_tx < 32 && (size_t)(P->cb_tx * 2) * P->cb_line <= target && P->cb_tx < w) P->cb_tx *= 2;
+    }
 }
 
 static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3],
@@ -84,7 +157,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     const cl_int w = (cl_int)bin->w, h = (cl_int)bin->h, d = (cl_int)bin->d;
     const size_t n = (size_t)iwpp_buf_count(bin);
     const int is3 = d > 1;
-    cl_kernel k_a1, k_a2, k_rows, k_cols, k_env, k_tr, k_untr32, k_untr64, k_wb, k_wq, k_renv;
+    cl_kernel k_a1, k_a2, k_rows, k_cols, k_env, k_tr, k_untr32, k_untr64, k_wb, k_wq, k_renv, k_cenv;
     iwpp_status rs;
     if ((rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_pass_a1", &k_a1)) ||
         (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_pass_a2", &k_a2)) ||
@@ -97,54 +170,24 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_untranspose64", &k_untr64)) ||
         (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_wide_build", &k_wb)) ||
         (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_wide_query", &k_wq)) ||
-        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_rows_env", &k_renv)))
+        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_rows_env", &k_renv)) ||
+        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_cols_env", &k_cenv)))
         return rs;
     const char *ev = getenv("IWPP_OCL_EDT_FRESH");
     const int fresh = ev && atoi(ev) == 1;
 
-    /* Pass C one work-group per row when the row's working set fits in local memory (2D: rows of
-     * up to ~9000 pixels in 48 KiB, 3D: ~5000); else the same banded method with the band tables
-     * in global memory and a row split over several work-groups (edt_wide_build/_query); one
-     * work-item per row on transposed planes only where the wide kernels' fixed group of
-     * WB_BANDS work-items is not available. IWPP_OCL_EDT_ROWS=serial|wide forces one of the
-     * latter; IWPP_OCL_EDT_LOCAL_MEM=N takes N bytes as the local memory that rows and column
-     * tiles must fit in (both knobs exist to test these paths on small images). */
-    cl_ulong lmem = s->local_mem;
-    ev = getenv("IWPP_OCL_EDT_LOCAL_MEM");
-    if (ev && atol(ev) > 0 && (cl_ulong)atol(ev) < lmem) lmem = (cl_ulong)atol(ev);
+    const size_t wb_lf = (size_t)RB_PAD((size_t)(WB_BANDS * RB_S)) * sizeof(cl_double),
+                 wb_lst = (size_t)WB_BANDS * RB_S, wb_lmin = (size_t)WB_BANDS * sizeof(cl_double);
+    exact_plan P;
+    plan_exact(s, iwpp_ocl_group_size(s, k_wb, WB_BANDS) == WB_BANDS, w, h, d, &P);
+    const int rows_env = P.rows == ROWS_MERGED, rows_fast = P.rows == ROWS_BANDED, rows_wide = P.rows == ROWS_WIDE;
+    const int cols_env = P.cols == COLS_MERGED, cols_fast = cols_env || P.cols == COLS_BANDED;
     const size_t nb = ((size_t)w + RB_S - 1) / RB_S, nsb = (nb + RB_SB - 1) / RB_SB;
+    const size_t cb_line = P.cb_line, lm_env = P.lm_row;
+    const cl_int cb_tx = P.cb_tx;
     const size_t lm_min = nb * sizeof(cl_double), lm_smin = nsb * sizeof(cl_double),
                  lm_f = (size_t)RB_PAD((size_t)w) * (is3 ? sizeof(cl_double) : sizeof(cl_int)),
                  lm_cnt = nb, lm_stk = nb * RB_S;
-    ev = getenv("IWPP_OCL_EDT_ROWS");
-    const int force_serial = ev && strcmp(ev, "serial") == 0, force_wide = ev && strcmp(ev, "wide") == 0;
-    const size_t wb_lf = (size_t)RB_PAD((size_t)(WB_BANDS * RB_S)) * sizeof(cl_double),
-                 wb_lst = (size_t)WB_BANDS * RB_S, wb_lmin = (size_t)WB_BANDS * sizeof(cl_double);
-    const int wide_ok = (cl_ulong)(wb_lf + wb_lst + wb_lmin) + 64 <= s->local_mem &&
-                        iwpp_ocl_group_size(s, k_wb, WB_BANDS) == WB_BANDS;
-    const int force_banded = ev && strcmp(ev, "banded") == 0;
-    const size_t lm_env = env_row_bytes(w, is3);
-    const int rows_env = !force_serial && !force_wide && !force_banded && w <= 65535 &&
-                         (is3 || h < 65535) && (cl_ulong)lm_env + 64 <= lmem;
-    const int rows_fast = !rows_env && !force_serial && !force_wide &&
-                          (cl_ulong)(lm_min + lm_smin + lm_f + lm_cnt + lm_stk) + 64 <= lmem;
-    const int rows_wide = !rows_env && !rows_fast && !force_serial && wide_ok;
-
-    /* Pass B (3D) one work-group per tile of TX columns when a column's working set (line bytes,
-     * as the rows') fits in local memory, TX a power of two up to 32 with the tile within 48 KiB
-     * (several groups per compute unit); else one work-item per column.
-     * IWPP_OCL_EDT_COLS=serial forces the latter. */
-    const size_t cnb = ((size_t)h + RB_S - 1) / RB_S, cnsb = (cnb + RB_SB - 1) / RB_SB;
-    const size_t cb_line = (((size_t)h + 2 * cnb + cnsb) * sizeof(cl_double) + cnb + cnb * RB_S +
-                            15) & ~(size_t)15;
-    ev = getenv("IWPP_OCL_EDT_COLS");
-    const int cols_fast = is3 && !(ev && strcmp(ev, "serial") == 0) &&
-                          (cl_ulong)cb_line + 64 <= lmem;
-    cl_int cb_tx = 1;
-    if (cols_fast) {
-        const size_t target = lmem < 48 * 1024 + 64 ? (size_t)lmem - 64 : 48 * 1024;
-        while (cb_tx < 32 && (size_t)(cb_tx * 2) * cb_line <= target && cb_tx < w) cb_tx *= 2;
-    }
 
     /* Pass A: `count` planes of `len` lines, in segments of SEG_A planes. */
     const cl_uint len = is3 ? (cl_uint)(w * h) : (cl_uint)w;
@@ -214,6 +257,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         /* pass B (3D): along y: nz -> ny2, nz2 */
         if (cols_fast) {
             const cl_int lb = (cl_int)cb_line;
+            if (cols_env) k_cols = k_cenv; /* the same arguments */
             const size_t lsz = iwpp_ocl_group_size(s, k_cols, s->is_gpu ? 256 : 64);
             const size_t tiles = ((size_t)w + (size_t)cb_tx - 1) / (size_t)cb_tx * (size_t)d;
             size_t groups = (size_t)s->compute_units * 64;
@@ -255,12 +299,12 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     }
     const cl_uint rows = (cl_uint)h * (cl_uint)d;
     if (rows_env) {
-        /* pass C: merged band envelopes, one work-group per row (edt_exact.cl) */
-        size_t want_lsz = s->is_gpu ? 512 : 64;
+        /* pass C: merged band envelopes, one work-group per row (edt_exact.cl); on GPUs about 4
+         * pixels a work-item, 64 to 512 (short 3D rows: more groups per compute unit) */
+        size_t want_lsz = 64;
+        while (s->is_gpu && want_lsz < 512 && want_lsz * 4 < (size_t)w) want_lsz *= 2;
         ev = getenv("IWPP_OCL_EDT_ROW_THREADS");
         if (ev && atoi(ev) > 0) want_lsz = (size_t)atoi(ev);
-        const size_t wr = ((size_t)w + 31) / 32 * 32;
-        if (want_lsz > wr) want_lsz = wr;
         const size_t lsz = iwpp_ocl_group_size(s, k_renv, want_lsz);
         size_t groups = (size_t)s->compute_units * 64;
         if (groups > rows) groups = rows;
@@ -391,7 +435,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     }
     snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-edt-exact-separable%s%s",
              rows_env ? "/merged-rows" : rows_fast ? "/banded-rows" : (rows_wide ? "/banded-wide-rows" : ""),
-             cols_fast ? "/banded-cols" : "");
+             cols_env ? "/merged-cols" : cols_fast ? "/banded-cols" : "");
     ctx->stats.pixels_visited = 0;
     ctx->stats.rounds = is3 ? 3 : (h > 1 ? 2 : 1);
 done:
@@ -418,7 +462,7 @@ static iwpp_status edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const 
         (rs = iwpp_ocl_alloc(ctx, (size_t)n * 4, "the propagation list", &la)) ||
         (rs = iwpp_ocl_alloc(ctx, (size_t)n * 4, "the propagation list", &lb)) ||
         (rs = iwpp_ocl_alloc(ctx, (size_t)n * 4, "the propagation marks", &mark)) ||
-        (rs = iwpp_ocl_alloc(ctx, 2 * 4, "the propagation counters", &cnt)))
+        (rs = iwpp_ocl_alloc(ctx, 6 * 4, "the propagation counters", &cnt)))
         goto done;
     cl_int err = CL_SUCCESS;
     const cl_uint zero = 0, ones = 0xffffffffu;
@@ -427,7 +471,7 @@ static iwpp_status edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const 
     /* a fixed group size on CPU devices: PoCL compiles a kernel once per group size, and the
      * runtime's choice follows the (per-round) global size */
     const size_t lgd = s->is_gpu ? 0 : 64;
-    err = s->api->clEnqueueFillBuffer(s->queue, cnt, &zero, 4, 0, 8, 0, NULL, NULL);
+    err = s->api->clEnqueueFillBuffer(s->queue, cnt, &zero, 4, 0, 6 * 4, 0, NULL, NULL);
     if (err == CL_SUCCESS)
         err = s->api->clEnqueueFillBuffer(s->queue, mark, &ones, 4, 0, (size_t)n * 4, 0, NULL, NULL);
     IWPP_KARG(s, k_init, 0, mb);
@@ -447,33 +491,43 @@ static iwpp_status edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const 
     cl_double hx = sp[0], hy = sp[1], hz = sp[2];
     int64_t visited = 0, rounds = 0;
     cl_uint round = 0;
+    /* Rounds go in batches of DAN_BATCH between reads of the counts (they stay on the device; a
+     * round whose list is empty does nothing), so the host waits once per batch instead of once
+     * per round. Each round covers its list with a grid-stride loop over at most `cap` items. */
+    enum { DAN_BATCH = 8 };
+    const size_t lr = s->is_gpu ? 256 : 64;
+    const size_t cap = (size_t)(s->compute_units > 0 ? s->compute_units : 1) * (s->is_gpu ? 2048 : 256);
     while (err == CL_SUCCESS && in_n > 0) {
-        visited += in_n;
-        ++rounds;
-        err = s->api->clEnqueueFillBuffer(s->queue, cnt, &zero, 4, 0, 4, 0, NULL, NULL);
-        IWPP_KARG(s, k_round, 0, vr);
-        IWPP_KARG(s, k_round, 1, w);
-        IWPP_KARG(s, k_round, 2, h);
-        IWPP_KARG(s, k_round, 3, d);
-        IWPP_KARG(s, k_round, 4, offs);
-        IWPP_KARG(s, k_round, 5, no);
-        IWPP_KARG(s, k_round, 6, la);
-        IWPP_KARG(s, k_round, 7, in_n);
-        IWPP_KARG(s, k_round, 8, lb);
-        IWPP_KARG(s, k_round, 9, cnt);
-        IWPP_KARG(s, k_round, 10, mark);
-        IWPP_KARG(s, k_round, 11, round);
-        IWPP_KARG(s, k_round, 12, hx);
-        IWPP_KARG(s, k_round, 13, hy);
-        IWPP_KARG(s, k_round, 14, hz);
-        if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_round, in_n, lgd);
-        in_n = 0;
+        size_t gsz = (size_t)in_n * 4;
+        if (gsz < 4096) gsz = 4096;
+        if (gsz > cap) gsz = cap;
+        for (int r = 0; r < DAN_BATCH && err == CL_SUCCESS; ++r) {
+            IWPP_KARG(s, k_round, 0, vr);
+            IWPP_KARG(s, k_round, 1, w);
+            IWPP_KARG(s, k_round, 2, h);
+            IWPP_KARG(s, k_round, 3, d);
+            IWPP_KARG(s, k_round, 4, offs);
+            IWPP_KARG(s, k_round, 5, no);
+            IWPP_KARG(s, k_round, 6, la);
+            IWPP_KARG(s, k_round, 7, lb);
+            IWPP_KARG(s, k_round, 8, cnt);
+            IWPP_KARG(s, k_round, 9, mark);
+            IWPP_KARG(s, k_round, 10, round);
+            IWPP_KARG(s, k_round, 11, hx);
+            IWPP_KARG(s, k_round, 12, hy);
+            IWPP_KARG(s, k_round, 13, hz);
+            if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_round, gsz, lr);
+            cl_mem t = la;
+            la = lb;
+            lb = t;
+            ++round;
+        }
+        cl_uint c[6] = {0, 0, 0, 0, 0, 0};
         if (err == CL_SUCCESS)
-            err = s->api->clEnqueueReadBuffer(s->queue, cnt, CL_TRUE, 0, 4, &in_n, 0, NULL, NULL);
-        cl_mem t = la;
-        la = lb;
-        lb = t;
-        ++round;
+            err = s->api->clEnqueueReadBuffer(s->queue, cnt, CL_TRUE, 0, sizeof c, c, 0, NULL, NULL);
+        in_n = c[round % 3];
+        visited = (int64_t)c[3] + ((int64_t)c[4] << 32);
+        rounds = c[5];
     }
     cl_mem md = (cl_mem)dist->ptr;
     cl_mem mn = nearest ? (cl_mem)nearest->ptr : md;

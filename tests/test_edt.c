@@ -257,7 +257,8 @@ static int cuda_wide_sparse(uint64_t seed, odims d, const double *sp)
 }
 
 /* the path the exact transform takes on an image of size d (one background pixel), from the
- * variant the first configuration's context reports: it must (present) or must not contain want */
+ * variant the first configuration's context reports: it must (present) or must not contain want
+ * (used on OpenCL too) */
 static int cuda_wide_variant(odims d, const char *want, int present)
 {
     double *b = vol_alloc(d);
@@ -447,7 +448,26 @@ static void test_shapes(void **state)
  * bit equal to the brute-force oracle where that is cheap, else to the CPU backend (itself checked
  * against the oracle above); nearest indices are background pixels at exactly that distance. The
  * sizes give rows of 7, 35 and 66 bands (3 to 7 merge levels of the GPU row pass), and in 3D
- * columns of more than one band. On a GPU the row pass must be the merged-envelope one. */
+ * columns of more than one band. On a GPU the row pass (3D: and the column pass) must be the
+ * merged-envelope one. */
+/* The older row and column passes (banded query over band tables), which the plan keeps for
+ * comparisons (IWPP_{CUDA,OCL}_EDT_ROWS=banded, IWPP_{CUDA,OCL}_EDT_COLS=banded): still exact. */
+static void test_banded_paths(void **state)
+{
+    (void)state;
+    if (g_backend == IWPP_BACKEND_CPU) skip();
+    const int ocl = g_backend == IWPP_BACKEND_OPENCL;
+    static const odims sizes[] = {{300, 5, 1}, {1100, 3, 1}, {70, 40, 3}, {17, 70, 4}};
+    setenv(ocl ? "IWPP_OCL_EDT_ROWS" : "IWPP_CUDA_EDT_ROWS", "banded", 1);
+    setenv(ocl ? "IWPP_OCL_EDT_COLS" : "IWPP_CUDA_EDT_COLS", "banded", 1);
+    int fails = random_cases(1400, sizes, sizeof sizes / sizeof sizes[0]);
+    fails += cuda_wide_variant((odims){70, 40, 3}, "/banded-rows/banded-cols", 1);
+    unsetenv(ocl ? "IWPP_OCL_EDT_ROWS" : "IWPP_CUDA_EDT_ROWS");
+    unsetenv(ocl ? "IWPP_OCL_EDT_COLS" : "IWPP_CUDA_EDT_COLS");
+    fails += cuda_wide_variant((odims){70, 40, 3}, "/merged-rows/merged-cols", 1);
+    assert_int_equal(fails, 0);
+}
+
 /* (float)sqrt of ((dz*hz)^2 + (dy*hy)^2) + (dx*hx)^2: the documented order, so a nearest site
  * gives exactly the returned distance */
 static float site_distance(int64_t a, int64_t b, odims d, const double sp[3])
@@ -494,8 +514,10 @@ static int family_case(const char *fam, odims d, const double *sp, iwpp_context 
         bad = check_ok(iwpp_distance_transform(ctx, &vb, IWPP_EDT_EXACT, sp, &vg, with_near ? &vn : NULL), ctx, what);
         iwpp_stats st;
         if (!bad && g_backend != IWPP_BACKEND_CPU &&
-            (iwpp_context_stats(ctx, &st) != IWPP_OK || !strstr(st.variant, "/merged-rows"))) {
-            print_error("FAIL: %s: the row pass is not the merged-envelope one (variant \"%s\")\n", what, st.variant);
+            (iwpp_context_stats(ctx, &st) != IWPP_OK || !strstr(st.variant, "/merged-rows") ||
+             (d.d > 1 && !strstr(st.variant, "/merged-cols")))) {
+            print_error("FAIL: %s: the row (3D: and column) pass is not the merged-envelope one (variant \"%s\")\n",
+                        what, st.variant);
             bad = 1;
         }
         for (int64_t i = 0; i < n && !bad; ++i) {
@@ -548,6 +570,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_strided),    cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_long_lines), cmocka_unit_test(test_wide_rows),
         cmocka_unit_test(test_cuda_wide_lines), cmocka_unit_test(test_families),
+        cmocka_unit_test(test_banded_paths),
     };
     int failed = HARNESS_RUN("edt", tests);
     harness_fini();

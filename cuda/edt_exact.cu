@@ -1,5 +1,6 @@
 /*
- * edt.cu - Euclidean distance transforms on CUDA.
+ * edt_exact.cu - the exact Euclidean distance transform on CUDA (and the entry point of both
+ * EDT methods; the Danielsson method is in edt_danielsson.cu).
  *
  * IWPP_EDT_EXACT: the separable transform of native/cpu/edt.c, pass for pass, with the same
  * double arithmetic in the same order (this file is compiled with -fmad=false so that no
@@ -23,10 +24,7 @@
  * [element][line], so that the threads of a warp (consecutive lines) touch consecutive words;
  * lines are processed in batches that bound the scratch.
  *
- * IWPP_EDT_DANIELSSON: paper 000 Alg. 6 on the multi-level queue (mlqueue.cuh): every pixel
- * holds its nearest background site packed in 64 bits (x, y, z: 21 bits each); a neighbour
- * takes p's site if it is strictly closer, by a 64-bit atomicCAS retried while it still is.
- * 8-connected in 2D, 26 in 3D, as on the CPU; d2 is formed as on the CPU.
+ * IWPP_EDT_DANIELSSON: edt_danielsson.cu.
  */
 #include "mlqueue.cuh"
 
@@ -476,262 +474,7 @@ __global__ void __launch_bounds__(THREADS) edt_rows(const int32_t *__restrict__ 
     }
 }
 
-/* ---- Pass C (and pass B in 3D) by merged band envelopes: work independent of the picture ----
- * The method of opencl/edt_exact.cl, one line (a row, or a column along y) in shared memory:
- *   1. the line's f (2D rows: the site row of each column as a uint16, f re-formed; 3D rows and
- *      columns: f itself as a double);
- *   2. each band of RB_S sites: its lower envelope (the CPU's intersection test), a stack of
- *      offsets of which a range [lo, hi) is live;
- *   3. log2(bands) levels of merges: neighbouring groups of bands are joined by their bridge
- *      (lower common tangent, each parabola a point of the lifted space); the left group loses
- *      a suffix, the right one a prefix, so each band keeps a contiguous range and the bands of
- *      a group are chained (prv/nxt) past emptied ones. A whole band goes with one test ("hidden"
- *      is monotone along a convex chain), else a binary search inside the band finds the end:
- *      a merge costs O(bands dropped + log RB_S) whatever the picture;
- *   4. the surviving sites are compacted into E[0..m);
- *   5. each pixel binary-searches E (values along the envelope are unimodal at x) and forms
- *      d2 = f + ((x - p) * h)^2, the CPU's expression: any true minimiser gives its distance.
- * Shared memory per line (em_bytes): sites, E (2 n), prv, nxt, gF, gL (int16 NB each), pre
- * (uint16 NB), cs (uint16 NC + 1), lo, hi (uint8 NB), stk (uint8 32 NB); n <= 65535, and for
- * 2D rows h < 65535. */
-#define EM_NONE 0xFFFF
-#define EM_MAX 65535
-
-static inline size_t em_bytes(int64_t n, bool dbl)
-{
-    const size_t nb = (size_t)((n + RB_S - 1) / RB_S), nc = (nb + 7) / 8;
-    const size_t sb = ((dbl ? 8 : 2) * (size_t)RB_PAD(n) + 7) & ~(size_t)7;
-    return ((sb + 2 * (size_t)n + 2 * 4 * nb + 2 * nb + 2 * (nc + 1) + 2 * nb + RB_S * nb) + 15) & ~(size_t)15;
-}
-
-/* DBL: f stored as doubles (3D), else as uint16 site rows with f = ((y - row) * hy)^2 (2D rows) */
-template <bool DBL> struct em_line {
-    uint16_t *su, *E, *pre, *cs;
-    double *sd;
-    unsigned char *stk, *lo, *hi;
-    int16_t *prv, *nxt, *gF, *gL;
-    int n, NB, NC, y;
-    double hy, h, h2;
-    __device__ __forceinline__ void layout(void *base, int len)
-    {
-        n = len;
-        NB = (n + RB_S - 1) / RB_S;
-        NC = (NB + 7) / 8;
-        const int sbytes = ((DBL ? 8 : 2) * RB_PAD(n) + 7) & ~7;
-        sd = (double *)base;
-        su = (uint16_t *)base;
-        E = (uint16_t *)((unsigned char *)base + sbytes);
-        prv = (int16_t *)(E + n);
-        nxt = prv + NB;
-        gF = nxt + NB;
-        gL = gF + NB;
-        pre = (uint16_t *)(gL + NB);
-        cs = pre + NB;
-        lo = (unsigned char *)(cs + NC + 1);
-        hi = lo + NB;
-        stk = hi + NB;
-    }
-    __device__ __forceinline__ double f(int p) const
-    {
-        if (DBL) return sd[RB_PAD(p)];
-        const uint16_t c = su[RB_PAD(p)];
-        if (c == EM_NONE) return INFINITY;
-        const double t = (double)(y - (int)c) * hy;
-        return t * t;
-    }
-    __device__ __forceinline__ int pos(int b, int k) const { return b * RB_S + stk[k * NB + b]; }
-    /* whether p (between pp on its left and q on its right) is hidden: the CPU's test */
-    __device__ __forceinline__ bool hidden(int pp, int p, int q) const
-    {
-        const double fq = f(q), fp = f(p), fpp = f(pp);
-        const double num = (fq - fp) + h2 * (double)((int64_t)(q - p) * (q + p));
-        const double den = 2.0 * h2 * (double)(q - p);
-        const double zn = (fp - fpp) + h2 * (double)((int64_t)(p - pp) * (p + pp));
-        const double zd = 2.0 * h2 * (double)(p - pp);
-        return !(num * zd > zn * den);
-    }
-    /* step 2 for band b */
-    __device__ void build(int b) const
-    {
-        const int l0 = b * RB_S, l1 = l0 + RB_S < n ? l0 + RB_S : n;
-        int k = -1;
-        for (int q = l0; q < l1; ++q) {
-            if (f(q) == INFINITY) continue;
-            while (k >= 1 && hidden(l0 + stk[(k - 1) * NB + b], l0 + stk[k * NB + b], q)) --k;
-            ++k;
-            stk[k * NB + b] = (unsigned char)(q - l0);
-        }
-        lo[b] = 0;
-        hi[b] = (unsigned char)(k + 1);
-        gF[b] = gL[b] = (int16_t)(k >= 0 ? b : -1);
-    }
-    /* drops the suffix of the left group (last band ab, first band fa) hidden behind q */
-    __device__ bool pop_left(int fa, int &ab, int q) const
-    {
-        bool changed = false;
-        for (;;) {
-            const int b = ab, l = lo[b], e = hi[b];
-            if (b != fa) {
-                const int pb = prv[b];
-                if (hidden(pos(pb, hi[pb] - 1), pos(b, l), q)) {
-                    hi[b] = (unsigned char)l;
-                    ab = pb;
-                    changed = true;
-                    continue;
-                }
-            }
-            int a = l + 1, c = e;
-            while (a < c) {
-                const int mid = (a + c) >> 1;
-                if (hidden(pos(b, mid - 1), pos(b, mid), q))
-                    c = mid;
-                else
-                    a = mid + 1;
-            }
-            if (a < e) {
-                hi[b] = (unsigned char)a;
-                changed = true;
-            }
-            return changed;
-        }
-    }
-    /* drops the prefix of the right group (first band bb, last band lb) hidden behind p */
-    __device__ bool pop_right(int lb, int &bb, int p) const
-    {
-        bool changed = false;
-        for (;;) {
-            const int b = bb, l = lo[b], e = hi[b];
-            if (b != lb) {
-                const int nb = nxt[b];
-                if (hidden(p, pos(b, e - 1), pos(nb, lo[nb]))) {
-                    lo[b] = (unsigned char)e;
-                    bb = nb;
-                    changed = true;
-                    continue;
-                }
-            }
-            int a = l, c = e - 1;
-            while (a < c) {
-                const int mid = (a + c) >> 1;
-                if (hidden(p, pos(b, mid), pos(b, mid + 1)))
-                    a = mid + 1;
-                else
-                    c = mid;
-            }
-            if (a > l) {
-                lo[b] = (unsigned char)a;
-                changed = true;
-            }
-            return changed;
-        }
-    }
-    /* step 3: joins the groups starting at bands bl and br */
-    __device__ void merge(int bl, int br) const
-    {
-        const int fr = gF[br];
-        if (fr < 0) return;
-        const int fl = gF[bl];
-        if (fl < 0) {
-            gF[bl] = (int16_t)fr;
-            gL[bl] = gL[br];
-            return;
-        }
-        int ab = gL[bl], bb = fr;
-        const int lr = gL[br];
-        for (;;) {
-            bool ch = pop_left(fl, ab, pos(bb, lo[bb]));
-            ch |= pop_right(lr, bb, pos(ab, hi[ab] - 1));
-            if (!ch) break;
-        }
-        nxt[ab] = (int16_t)bb;
-        prv[bb] = (int16_t)ab;
-        gL[bl] = (int16_t)lr;
-    }
-    /* step 4: live entries of chunk t of 8 bands; the chunks' scan (one thread); the bands'
-     * offsets; entry (band t % NB, stack slot t / NB) into E */
-    __device__ void chunk_sum(int t) const
-    {
-        int sum = 0;
-        const int e = t * 8 + 8 < NB ? t * 8 + 8 : NB;
-        for (int b = t * 8; b < e; ++b) sum += hi[b] - lo[b];
-        cs[t] = (uint16_t)sum;
-    }
-    __device__ void chunk_scan() const
-    {
-        int run = 0;
-        for (int t = 0; t < NC; ++t) {
-            const int c = cs[t];
-            cs[t] = (uint16_t)run;
-            run += c;
-        }
-        cs[NC] = (uint16_t)run;
-    }
-    __device__ void band_offsets(int t) const
-    {
-        int run = cs[t];
-        const int e = t * 8 + 8 < NB ? t * 8 + 8 : NB;
-        for (int b = t * 8; b < e; ++b) {
-            pre[b] = (uint16_t)run;
-            run += hi[b] - lo[b];
-        }
-    }
-    __device__ void place(int t) const
-    {
-        const int b = t % NB, k = t / NB;
-        if (k >= lo[b] && k < hi[b]) E[pre[b] + k - lo[b]] = (uint16_t)(b * RB_S + stk[k * NB + b]);
-    }
-    /* step 5: the envelope site of position x (-1 if none) and its d2 */
-    __device__ int find(int x, double &best) const
-    {
-        const int m = cs[NC];
-        best = INFINITY;
-        if (m == 0) return -1;
-        int a = 0, c = m - 1;
-        while (a < c) {
-            const int mid = (a + c) >> 1;
-            const int p0 = E[mid], p1 = E[mid + 1];
-            const double t0 = (double)(x - p0) * h, t1 = (double)(x - p1) * h;
-            if (f(p1) + t1 * t1 < f(p0) + t0 * t0)
-                a = mid + 1;
-            else
-                c = mid;
-        }
-        const int p = E[a];
-        const double t = (double)(x - p) * h;
-        best = f(p) + t * t;
-        return p;
-    }
-};
-
-/* Steps 2-4 for the `lines` lines of a block (line j at base + j * line_bytes), threads spread
- * over (line, item) pairs with the line index fastest. */
-template <bool DBL> __device__ void em_solve(unsigned char *base, int64_t line_bytes, int lines, int n, double hy,
-                                             double h, int y)
-{
-    em_line<DBL> L;
-    L.layout(base, n);
-    const int NB = L.NB, NC = L.NC, tid = threadIdx.x, nth = blockDim.x;
-#define EM_AT(j) (L.layout(base + (int64_t)(j) * line_bytes, n), L.y = y, L.hy = hy, L.h = h, L.h2 = h * h, L)
-    for (int t = tid; t < lines * NB; t += nth) EM_AT(t % lines).build(t / lines);
-    for (int s = 1; s < NB; s <<= 1) {
-        __syncthreads();
-        const int pairs = (NB - s + 2 * s - 1) / (2 * s);
-        for (int t = tid; t < lines * pairs; t += nth) {
-            const int bl = (t / lines) * 2 * s;
-            EM_AT(t % lines).merge(bl, bl + s);
-        }
-    }
-    __syncthreads();
-    for (int t = tid; t < lines * NC; t += nth) EM_AT(t % lines).chunk_sum(t / lines);
-    __syncthreads();
-    for (int t = tid; t < lines; t += nth) EM_AT(t).chunk_scan();
-    __syncthreads();
-    for (int t = tid; t < lines * NC; t += nth) EM_AT(t % lines).band_offsets(t / lines);
-    __syncthreads();
-    for (int t = tid; t < lines * NB * RB_S; t += nth) EM_AT(t % lines).place(t / lines);
-    __syncthreads();
-#undef EM_AT
-}
+#include "edt_envelope.cuh" /* em_line, em_solve: merged band envelopes (see there) */
 
 /* Pass C: one block per row (a loop over rows). */
 template <bool IS3>
@@ -1297,6 +1040,69 @@ template <int COLS> static void wb_launch(cudaStream_t s, wb_plan P, int sms)
     }
 }
 
+/* The exact transform's path, chosen from the device's shared memory and the image.
+ * Rows (pass C): merged band envelopes, one block per row (ROWS_MERGED), wherever a row fits in
+ * shared memory (2D rows up to ~40000 pixels on Hopper, 3D ~19000) with positions and 2D site rows
+ * in 16 bits; else the multi-block long-line kernels (ROWS_WIDE), or one thread per row
+ * (ROWS_SERIAL) where those are disabled. Columns (pass B, 3D): tiles of TX columns by merged
+ * envelopes (COLS_MERGED), TX the largest power of two up to 32 within CB_TARGET_SMEM; columns
+ * too tall for shared memory: the long-line kernels (COLS_WIDE), else one thread per column.
+ * Knobs (measurements and tests): IWPP_CUDA_EDT_ROWS=banded / IWPP_CUDA_EDT_COLS=banded keep the
+ * older banded query (ROWS_BANDED, COLS_BANDED); IWPP_CUDA_EDT_WIDE: unset = the choice above,
+ * 0 = never the long-line kernels (one thread per line instead, or the banded query on rows that
+ * fit), N > 0 = every row pass and every 3D column pass takes them with segments of N pixels;
+ * IWPP_CUDA_EDT_COL_TILE = 1..32 sets TX, 0 the one-thread-per-column pass B. */
+enum { ROWS_MERGED, ROWS_BANDED, ROWS_WIDE, ROWS_SERIAL };
+enum { COLS_NONE, COLS_MERGED, COLS_BANDED, COLS_WIDE, COLS_SERIAL };
+struct cu_plan {
+    int rows, cols;
+    size_t cb_line; /* shared memory of one column of a tile */
+    int cb_tx;      /* columns per tile */
+    int wb_seg;     /* long-line segment length */
+};
+
+static void plan_exact(const cuda_state *st, int64_t w, int64_t h, int64_t d, cu_plan *P)
+{
+    const char *wb_env = getenv("IWPP_CUDA_EDT_WIDE"), *rv = getenv("IWPP_CUDA_EDT_ROWS"),
+               *cv = getenv("IWPP_CUDA_EDT_COLS"), *tv = getenv("IWPP_CUDA_EDT_COL_TILE");
+    const long long wb_want = wb_env ? atoll(wb_env) : -1;
+    const int cb_want = tv ? atoi(tv) : -1;
+    const bool rows_banded = rv && !strcmp(rv, "banded"), cols_banded = cv && !strcmp(cv, "banded");
+    const int64_t wb_max = (int64_t)INT32_MAX - 64; /* positions and band ends stay in int */
+    P->wb_seg = wb_want > 0 ? (int)(wb_want < (1 << 24) ? wb_want : (1 << 24)) : WB_SEG_DEFAULT;
+    const bool rows_fit = rb_smem_bytes(w) <= st->smem_optin && w < 0x7FFFFFFF;
+    if (wb_want <= 0 && !rows_banded && w <= EM_MAX && (d > 1 || h < EM_MAX) && em_bytes(w, d > 1) <= st->smem_optin)
+        P->rows = ROWS_MERGED;
+    else if (rows_fit && (wb_want == 0 || (wb_want < 0 && (rows_banded || w < WB_AUTO_MIN_W))))
+        P->rows = ROWS_BANDED;
+    else if (wb_want != 0 && w <= wb_max)
+        P->rows = ROWS_WIDE;
+    else
+        P->rows = ROWS_SERIAL;
+    P->cols = COLS_NONE;
+    P->cb_line = 0;
+    P->cb_tx = 1;
+    if (d > 1) {
+        const bool merged_fit = h <= EM_MAX && em_bytes(h, true) <= st->smem_optin,
+                   banded_fit = cb_line_bytes(h) <= st->smem_optin && h < 0x7FFFFFFF;
+        if (wb_want <= 0 && cb_want != 0 && !cols_banded && merged_fit) {
+            P->cols = COLS_MERGED;
+            P->cb_line = em_bytes(h, true);
+        } else if (wb_want <= 0 && cb_want != 0 && banded_fit) {
+            P->cols = COLS_BANDED;
+            P->cb_line = cb_line_bytes(h);
+        } else if (h <= wb_max && (wb_want > 0 || (wb_want < 0 && !banded_fit))) {
+            P->cols = COLS_WIDE;
+        } else {
+            P->cols = COLS_SERIAL;
+        }
+    }
+    if (P->cols == COLS_MERGED || P->cols == COLS_BANDED) {
+        while (P->cb_tx < 32 && (size_t)(P->cb_tx * 2) * P->cb_line <= CB_TARGET_SMEM && P->cb_tx < w) P->cb_tx *= 2;
+        if (cb_want >= 1 && cb_want <= 32 && (size_t)cb_want * P->cb_line <= st->smem_optin) P->cb_tx = cb_want;
+    }
+}
+
 template <typename T>
 static void launch_outer(cudaStream_t s, const void *in, int64_t len, int64_t count, int32_t *sum, int32_t *out)
 {
@@ -1313,47 +1119,13 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     cuda_state *st = cu_state(ctx);
     cudaStream_t s = st->stream;
     const int64_t w = bin->w, h = bin->h, d = bin->d, n = w * h * d;
-    /* Lines too long for one block's shared memory (w, or h in 3D, above ~24000 on Hopper), and
-     * rows of WB_AUTO_MIN_W pixels or more, take the multi-block kernels (edt_wbuild /
-     * edt_wquery). IWPP_CUDA_EDT_WIDE: unset (or negative) = that automatic choice, with segments
-     * of WB_SEG_DEFAULT pixels; 0 (or not a number) = never: lines too long for shared memory take
-     * the one-thread-per-line kernels, as before; N > 0 = every row pass, and in 3D every column
-     * pass, takes the multi-block kernels with segments of N pixels (whole bands of 32), for
-     * tests and measurements. */
-    const char *wb_env = getenv("IWPP_CUDA_EDT_WIDE");
-    const long long wb_want = wb_env ? atoll(wb_env) : -1;
-    const int wb_seg = wb_want > 0 ? (int)(wb_want < (1 << 24) ? wb_want : (1 << 24)) : WB_SEG_DEFAULT;
-    const int64_t wb_max = (int64_t)INT32_MAX - 64; /* positions and band ends stay in int */
-    /* pass C row-parallel when a row's working set fits in shared memory */
-    const size_t rb_bytes = rb_smem_bytes(w), env_bytes = em_bytes(w, d > 1);
-    /* merged band envelopes (edt_rows_env) wherever a row fits in shared memory and positions and
-     * 2D site rows fit in 16 bits; IWPP_CUDA_EDT_ROWS=banded keeps the older banded query */
-    const char *rows_env_var = getenv("IWPP_CUDA_EDT_ROWS");
-    const bool rows_env = wb_want <= 0 && !(rows_env_var && strcmp(rows_env_var, "banded") == 0) &&
-                          w <= EM_MAX && (d > 1 || h < EM_MAX) && env_bytes <= st->smem_optin;
-    const bool rows_fit = rb_bytes <= st->smem_optin && w < 0x7FFFFFFF;
-    const bool rows_fast = !rows_env && rows_fit && (wb_want == 0 || (wb_want < 0 && w < WB_AUTO_MIN_W));
-    const bool rows_wide = !rows_env && !rows_fast && wb_want != 0 && w <= wb_max;
-    /* pass B by column tiles when one line of h fits in shared memory: TX lines per tile, the
-     * largest power of two up to 32 whose tile stays within CB_TARGET_SMEM (at least 1), no wider
-     * than the image; IWPP_CUDA_EDT_COL_TILE (1..32) overrides it for measurements, 0 selects
-     * the one-thread-per-line kernel */
-    /* columns by merged band envelopes (edt_cols_env) where a column fits; IWPP_CUDA_EDT_COLS=banded
-     * keeps the older banded query (edt_cols) */
-    const char *cb_env = getenv("IWPP_CUDA_EDT_COL_TILE"); /* "0": the one-thread-per-line pass B */
-    const int cb_want = cb_env ? atoi(cb_env) : -1;
-    const char *cols_env_var = getenv("IWPP_CUDA_EDT_COLS");
-    const bool cols_env = d > 1 && h <= EM_MAX && em_bytes(h, true) <= st->smem_optin && wb_want <= 0 &&
-                          cb_want != 0 && !(cols_env_var && strcmp(cols_env_var, "banded") == 0);
-    const size_t cb_line = cols_env ? em_bytes(h, true) : cb_line_bytes(h);
-    const bool cols_fit = cb_line <= st->smem_optin && h < 0x7FFFFFFF;
-    const bool cols_fast = d > 1 && cols_fit && cb_want != 0 && wb_want <= 0;
-    const bool cols_wide = d > 1 && !cols_fast && h <= wb_max && (wb_want > 0 || (wb_want < 0 && !cols_fit));
-    int cb_tx = 1;
-    if (cols_fast) {
-        while (cb_tx < 32 && (size_t)(cb_tx * 2) * cb_line <= CB_TARGET_SMEM && cb_tx < w) cb_tx *= 2;
-        if (cb_want >= 1 && cb_want <= 32 && (size_t)cb_want * cb_line <= st->smem_optin) cb_tx = cb_want;
-    }
+    cu_plan P;
+    plan_exact(st, w, h, d, &P);
+    const bool rows_env = P.rows == ROWS_MERGED, rows_fast = P.rows == ROWS_BANDED, rows_wide = P.rows == ROWS_WIDE;
+    const bool cols_env = P.cols == COLS_MERGED, cols_fast = cols_env || P.cols == COLS_BANDED,
+               cols_wide = P.cols == COLS_WIDE;
+    const size_t rb_bytes = rb_smem_bytes(w), env_bytes = em_bytes(w, d > 1), cb_line = P.cb_line;
+    const int cb_tx = P.cb_tx, wb_seg = P.wb_seg;
     /* site maps: ny (2D) / nz, ny2, nz2 (3D), then the envelope stacks for a batch of lines
      * (pass B's lines of h in 3D, pass C's lines of w, when one thread takes a line) */
     /* pass A summaries (2 per segment and line) and the long-line tables share that space */
@@ -1557,242 +1329,9 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     return IWPP_OK;
 }
 
-/* ---- Danielsson ---- */
-
-#define SITE_NONE 0xFFFFFFFFFFFFFFFFull
-#define SITE_BITS 21
-#define SITE_MASK ((1ull << SITE_BITS) - 1)
-
-__device__ __forceinline__ unsigned long long site_pack(int64_t x, int64_t y, int64_t z)
-{
-    return (unsigned long long)x | ((unsigned long long)y << SITE_BITS) | ((unsigned long long)z << (2 * SITE_BITS));
-}
-
-/* d2 exactly as native/cpu/edt.c's site_d2 */
-__device__ __forceinline__ double site_d2(unsigned long long s, int64_t x, int64_t y, int64_t z, double hx, double hy,
-                                          double hz)
-{
-    const int64_t sx = (int64_t)(s & SITE_MASK), sy = (int64_t)((s >> SITE_BITS) & SITE_MASK),
-                  sz = (int64_t)((s >> (2 * SITE_BITS)) & SITE_MASK);
-    const double tz = (double)(z - sz) * hz;
-    const double ty = (double)(y - sy) * hy;
-    const double tx = (double)(x - sx) * hx;
-    return (tz * tz + ty * ty) + tx * tx;
-}
-
-template <typename T>
-__global__ void dan_init(const T *in, unsigned long long *vr, int64_t w, int64_t h, int64_t n)
-{
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t x = i % w, r = i / w, y = r % h, z = r / h;
-        vr[i] = in[i] == (T)0 ? site_pack(x, y, z) : SITE_NONE;
-    }
-}
-
-template <typename IdxT> struct dan_op {
-    unsigned long long *vr;
-    geom g;
-    double hx, hy, hz;
-    struct item {
-        int64_t x, y, z;
-        unsigned long long s;
-    };
-    __device__ __forceinline__ int nbr() const { return g.n; }
-    __device__ __forceinline__ bool load(IdxT p, item &it) const
-    {
-        const int64_t pp = (int64_t)p;
-        it.x = pp % g.w;
-        const int64_t r = pp / g.w;
-        it.y = r % g.h;
-        it.z = r / g.h;
-        it.s = __ldcg(vr + pp);
-        return it.s != SITE_NONE;
-    }
-    __device__ __forceinline__ bool visit(const item &it, int k, IdxT &q) const
-    {
-        const int64_t qx = it.x + g.off[k][0], qy = it.y + g.off[k][1], qz = it.z + g.off[k][2];
-        if (qx < 0 || qx >= g.w || qy < 0 || qy >= g.h || qz < 0 || qz >= g.d) return false;
-        const int64_t qi = qx + g.w * (qy + g.h * qz);
-        q = (IdxT)qi;
-        const double dn = site_d2(it.s, qx, qy, qz, hx, hy, hz);
-        unsigned long long cur = __ldcg(vr + qi);
-        for (;;) {
-            if (cur == it.s) return false;
-            if (cur != SITE_NONE && !(dn < site_d2(cur, qx, qy, qz, hx, hy, hz))) return false;
-            const unsigned long long prev = atomicCAS(vr + qi, cur, it.s);
-            if (prev == cur) return true;
-            cur = prev;
-        }
-    }
-};
-
-/* wavefront: pixels with a site that some neighbour would take */
-template <typename IdxT>
-__global__ void dan_collect(const unsigned long long *vr, geom g, double hx, double hy, double hz, IdxT *out,
-                            long long cap, unsigned long long *count)
-{
-    const int64_t n = g.w * g.h * g.d;
-    for (int64_t b0 = (int64_t)blockIdx.x * blockDim.x; b0 < n; b0 += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t p = b0 + threadIdx.x;
-        bool act = false;
-        if (p < n) {
-            const unsigned long long s = vr[p];
-            if (s != SITE_NONE) {
-                const int64_t x = p % g.w, r = p / g.w, y = r % g.h, z = r / g.h;
-                for (int k = 0; k < g.n && !act; ++k) {
-                    const int64_t qx = x + g.off[k][0], qy = y + g.off[k][1], qz = z + g.off[k][2];
-                    if (qx < 0 || qx >= g.w || qy < 0 || qy >= g.h || qz < 0 || qz >= g.d) continue;
-                    const unsigned long long c = vr[qx + g.w * (qy + g.h * qz)];
-                    act = c != s && (c == SITE_NONE ||
-                                     site_d2(s, qx, qy, qz, hx, hy, hz) < site_d2(c, qx, qy, qz, hx, hy, hz));
-                }
-            }
-        }
-        const unsigned ball = __ballot_sync(0xffffffffu, act);
-        if (ball) {
-            unsigned long long b = 0;
-            const unsigned lane = threadIdx.x & 31;
-            if (lane == 0) b = atomicAdd(count, (unsigned long long)__popc(ball));
-            b = __shfl_sync(0xffffffffu, b, 0);
-            const unsigned long long pos = b + __popc(ball & ((1u << lane) - 1u));
-            if (act && (long long)pos < cap) out[pos] = (IdxT)p;
-        }
-    }
-}
-
-__global__ void dan_final(const unsigned long long *vr, float *dist, int64_t *nearest, int64_t w, int64_t h, int64_t n,
-                          double hx, double hy, double hz)
-{
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-        const unsigned long long s = vr[i];
-        if (s == SITE_NONE) {
-            dist[i] = INFINITY;
-            if (nearest) nearest[i] = -1;
-            continue;
-        }
-        const int64_t x = i % w, r = i / w, y = r % h, z = r / h;
-        dist[i] = (float)sqrt(site_d2(s, x, y, z, hx, hy, hz));
-        if (nearest) {
-            const int64_t sx = (int64_t)(s & SITE_MASK), sy = (int64_t)((s >> SITE_BITS) & SITE_MASK),
-                          sz = (int64_t)((s >> (2 * SITE_BITS)) & SITE_MASK);
-            nearest[i] = sx + w * (sy + h * sz);
-        }
-    }
-}
-
-template <typename IdxT, int VARIANT>
-static iwpp_status dan_queue(iwpp_context *ctx, unsigned long long *vr, const geom &g, const double sp[3],
-                             char *work, size_t work_bytes)
-{
-    cuda_state *st = cu_state(ctx);
-    cudaStream_t s = st->stream;
-    const int64_t N = g.w * g.h * g.d;
-    int threshold = 0;
-    const size_t smem = mlq_smem_bytes<IdxT>(VARIANT, g.n, &threshold);
-    auto kern = mlq_kernel<dan_op<IdxT>, IdxT, VARIANT>;
-    if (smem > 48 * 1024)
-        CU_TRY(ctx, cu_allow_smem(st, kern),
-               "configuring the queue kernel");
-    int occ = 0;
-    CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kern, MLQ_THREADS, smem), "sizing the queue kernel");
-    if (occ < 1) occ = 1;
-    if (occ > 4) occ = 4;
-    const int blocks = st->sms * occ;
-    /* work space: wavefront (N items) | block queues | per-block counters */
-    const size_t init_bytes = ((size_t)N * sizeof(IdxT) + 255) & ~(size_t)255;
-    const size_t gc_bytes = (size_t)blocks * sizeof(unsigned long long);
-    long long cap;
-    if (ctx->queue_capacity > 0) {
-        cap = ctx->queue_capacity;
-    } else {
-        cap = (long long)((work_bytes - init_bytes - gc_bytes) / ((size_t)blocks * 2 * sizeof(IdxT)));
-    }
-    if (init_bytes + gc_bytes + (size_t)blocks * 2 * (size_t)cap * sizeof(IdxT) > work_bytes || cap < 1)
-        return iwpp_set_error(ctx, IWPP_EINTERNAL, "internal: Danielsson work space too small");
-    IdxT *init = (IdxT *)work;
-    IdxT *gq = (IdxT *)(work + init_bytes);
-    unsigned long long *gcount = (unsigned long long *)((char *)gq + (size_t)blocks * 2 * (size_t)cap * sizeof(IdxT));
-    unsigned long long *ctr = st->dctr;
-    dan_op<IdxT> op;
-    op.vr = vr;
-    op.g = g;
-    op.hx = sp[0];
-    op.hy = sp[1];
-    op.hz = sp[2];
-    for (int pass = 0;; ++pass) {
-        CU_TRY(ctx, cudaMemsetAsync(ctr, 0, 8 * sizeof(unsigned long long), s), "clearing counters");
-        dan_collect<IdxT><<<cu_blocks(N, 256, st->sms * 8), 256, 0, s>>>(vr, g, sp[0], sp[1], sp[2], init, N, ctr);
-        CU_TRY(ctx, cudaMemcpyAsync(st->hctr, ctr, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
-               "reading the wavefront size");
-        iwpp_status e = cu_sync(ctx, "collecting the wavefront");
-        if (e != IWPP_OK) return e;
-        const long long count = (long long)st->hctr[0];
-        if (count == 0) break;
-        if (pass > 0) ctx->stats.overflow_reruns++;
-        bool overflowed = false;
-        e = mlq_launch(ctx, kern, blocks, smem, op, init, count, gq, cap, threshold, ctr, gcount, gc_bytes,
-                       &overflowed);
-        if (e != IWPP_OK) return e;
-        if (!overflowed) break;
-    }
-    return IWPP_OK;
-}
-
-template <typename IdxT>
-static iwpp_status dan_variant(iwpp_context *ctx, unsigned long long *vr, const geom &g, const double sp[3],
-                               char *work, size_t work_bytes)
-{
-    switch (ctx->queue_variant) {
-    case IWPP_QUEUE_ATOMIC: return dan_queue<IdxT, IWPP_QUEUE_ATOMIC>(ctx, vr, g, sp, work, work_bytes);
-    case IWPP_QUEUE_PREFIXSUM: return dan_queue<IdxT, IWPP_QUEUE_PREFIXSUM>(ctx, vr, g, sp, work, work_bytes);
-    default: return dan_queue<IdxT, IWPP_QUEUE_MULTILEVEL>(ctx, vr, g, sp, work, work_bytes);
-    }
-}
-
-static iwpp_status edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
-                                  iwpp_buf *nearest)
-{
-    cuda_state *st = cu_state(ctx);
-    cudaStream_t s = st->stream;
-    const int64_t w = bin->w, h = bin->h, d = bin->d, n = w * h * d;
-    if (w > (int64_t)SITE_MASK || h > (int64_t)SITE_MASK || d > (int64_t)SITE_MASK)
-        return iwpp_set_error(ctx, IWPP_EUNSUPPORTED,
-                              "Danielsson distance transform on CUDA: each side must be below %lld pixels; "
-                              "use the exact method",
-                              (long long)SITE_MASK);
-    const geom g = make_geom(bin, 26);
-    const int small = n < (int64_t)0xFFFFFFF0ll;
-    const size_t isz = small ? 4 : 8;
-    const size_t vr_bytes = ((size_t)n * 8 + 255) & ~(size_t)255;
-    /* block queues: N/2 items in all (or the requested capacity), at least 4096 per block */
-    const int blocks_max = st->sms * 4;
-    long long cap = ctx->queue_capacity > 0 ? ctx->queue_capacity : n / (2 * blocks_max) + 4096;
-    const size_t work_bytes = (((size_t)n * isz + 255) & ~(size_t)255) + (size_t)blocks_max * 2 * (size_t)cap * isz +
-                              (size_t)blocks_max * 8 + 256;
-    void *mem = NULL;
-    iwpp_status e = cu_scratch(ctx, vr_bytes + work_bytes, &mem);
-    if (e != IWPP_OK) return e;
-    unsigned long long *vr = (unsigned long long *)mem;
-    char *work = (char *)mem + vr_bytes;
-    if ((e = cu_timer_start(ctx)) != IWPP_OK) return e;
-    const unsigned nb = cu_blocks(n, 256, st->sms * 16);
-    switch (bin->type) {
-    case IWPP_U8: dan_init<uint8_t><<<nb, 256, 0, s>>>((const uint8_t *)bin->ptr, vr, w, h, n); break;
-    case IWPP_U16: dan_init<uint16_t><<<nb, 256, 0, s>>>((const uint16_t *)bin->ptr, vr, w, h, n); break;
-    default: dan_init<float><<<nb, 256, 0, s>>>((const float *)bin->ptr, vr, w, h, n); break;
-    }
-    e = small ? dan_variant<unsigned int>(ctx, vr, g, sp, work, work_bytes)
-              : dan_variant<unsigned long long>(ctx, vr, g, sp, work, work_bytes);
-    if (e != IWPP_OK) return e;
-    dan_final<<<nb, 256, 0, s>>>(vr, (float *)dist->ptr, nearest ? (int64_t *)nearest->ptr : NULL, w, h, n, sp[0],
-                                 sp[1], sp[2]);
-    if ((e = cu_timer_stop(ctx)) != IWPP_OK) return e;
-    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-danielsson/%s",
-             ctx->queue_variant == IWPP_QUEUE_ATOMIC      ? "atomic"
-             : ctx->queue_variant == IWPP_QUEUE_PREFIXSUM ? "prefixsum"
-                                                          : "multilevel");
-    return IWPP_OK;
-}
+/* edt_danielsson.cu */
+iwpp_status iwpp_cuda_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
+                                     iwpp_buf *nearest);
 
 extern "C" iwpp_status iwpp_cuda_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_method method,
                                      const double spacing[3], iwpp_buf *dist, iwpp_buf *nearest)
@@ -1803,6 +1342,6 @@ extern "C" iwpp_status iwpp_cuda_edt(iwpp_context *ctx, const iwpp_buf *binary, 
     if (binary->w > lim || binary->h > lim || binary->d > lim)
         return iwpp_set_error(ctx, IWPP_EUNSUPPORTED,
                               "distance transform on CUDA: each image side must be at most %lld pixels", (long long)lim);
-    return method == IWPP_EDT_DANIELSSON ? edt_danielsson(ctx, binary, spacing, dist, nearest)
+    return method == IWPP_EDT_DANIELSSON ? iwpp_cuda_edt_danielsson(ctx, binary, spacing, dist, nearest)
                                          : edt_exact(ctx, binary, spacing, dist, nearest);
 }

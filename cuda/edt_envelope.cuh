@@ -1,0 +1,285 @@
+/*
+ * edt_envelope.cuh - the line solver of the exact EDT's merged band envelopes (edt_exact.cu's
+ * edt_rows_env and edt_cols_env). Kept in a header so that tests/test_edt_envelope.cpp can run
+ * the very same code on the host (EM_HOST: one thread runs every item of a phase in turn, which
+ * is a valid schedule since the items of a phase touch disjoint data). Needs RB_S and RB_PAD.
+ */
+#ifndef IWPP_EDT_ENVELOPE_CUH
+#define IWPP_EDT_ENVELOPE_CUH
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef EM_HOST
+#define EM_FN inline
+#define EM_DEV inline
+#define EM_SYNC()
+#define EM_TID 0
+#define EM_NTH 1
+#else
+#define EM_FN __device__ __forceinline__
+#define EM_DEV __device__
+#define EM_SYNC() __syncthreads()
+#define EM_TID ((int)threadIdx.x)
+#define EM_NTH ((int)blockDim.x)
+#endif
+
+/* ---- Pass C (and pass B in 3D) by merged band envelopes: work independent of the picture ----
+ * The method of opencl/edt_exact.cl, one line (a row, or a column along y) in shared memory:
+ *   1. the line's f (2D rows: the site row of each column as a uint16, f re-formed; 3D rows and
+ *      columns: f itself as a double);
+ *   2. each band of RB_S sites: its lower envelope (the CPU's intersection test), a stack of
+ *      offsets of which a range [lo, hi) is live;
+ *   3. log2(bands) levels of merges: neighbouring groups of bands are joined by their bridge
+ *      (lower common tangent, each parabola a point of the lifted space); the left group loses
+ *      a suffix, the right one a prefix, so each band keeps a contiguous range and the bands of
+ *      a group are chained (prv/nxt) past emptied ones. A whole band goes with one test ("hidden"
+ *      is monotone along a convex chain), else a binary search inside the band finds the end:
+ *      a merge costs O(bands dropped + log RB_S) whatever the picture;
+ *   4. the surviving sites are compacted into E[0..m);
+ *   5. each pixel binary-searches E (values along the envelope are unimodal at x) and forms
+ *      d2 = f + ((x - p) * h)^2, the CPU's expression: any true minimiser gives its distance.
+ * Shared memory per line (em_bytes): sites, E (2 n), prv, nxt, gF, gL (int16 NB each), pre
+ * (uint16 NB), cs (uint16 NC + 1), lo, hi (uint8 NB), stk (uint8 32 NB); n <= 65535, and for
+ * 2D rows h < 65535. */
+#define EM_NONE 0xFFFF
+#define EM_MAX 65535
+
+static inline size_t em_bytes(int64_t n, bool dbl)
+{
+    const size_t nb = (size_t)((n + RB_S - 1) / RB_S), nc = (nb + 7) / 8;
+    const size_t sb = ((dbl ? 8 : 2) * (size_t)RB_PAD(n) + 7) & ~(size_t)7;
+    return ((sb + 2 * (size_t)n + 2 * 4 * nb + 2 * nb + 2 * (nc + 1) + 2 * nb + RB_S * nb) + 15) & ~(size_t)15;
+}
+
+/* DBL: f stored as doubles (3D), else as uint16 site rows with f = ((y - row) * hy)^2 (2D rows) */
+template <bool DBL> struct em_line {
+    uint16_t *su, *E, *pre, *cs;
+    double *sd;
+    unsigned char *stk, *lo, *hi;
+    int16_t *prv, *nxt, *gF, *gL;
+    int n, NB, NC, y;
+    double hy, h, h2;
+    EM_FN void layout(void *base, int len)
+    {
+        n = len;
+        NB = (n + RB_S - 1) / RB_S;
+        NC = (NB + 7) / 8;
+        const int sbytes = ((DBL ? 8 : 2) * RB_PAD(n) + 7) & ~7;
+        sd = (double *)base;
+        su = (uint16_t *)base;
+        E = (uint16_t *)((unsigned char *)base + sbytes);
+        prv = (int16_t *)(E + n);
+        nxt = prv + NB;
+        gF = nxt + NB;
+        gL = gF + NB;
+        pre = (uint16_t *)(gL + NB);
+        cs = pre + NB;
+        lo = (unsigned char *)(cs + NC + 1);
+        hi = lo + NB;
+        stk = hi + NB;
+    }
+    EM_FN double f(int p) const
+    {
+        if (DBL) return sd[RB_PAD(p)];
+        const uint16_t c = su[RB_PAD(p)];
+        if (c == EM_NONE) return INFINITY;
+        const double t = (double)(y - (int)c) * hy;
+        return t * t;
+    }
+    EM_FN int pos(int b, int k) const { return b * RB_S + stk[k * NB + b]; }
+    /* whether p (between pp on its left and q on its right) is hidden: the CPU's test */
+    EM_FN bool hidden(int pp, int p, int q) const
+    {
+        const double fq = f(q), fp = f(p), fpp = f(pp);
+        const double num = (fq - fp) + h2 * (double)((int64_t)(q - p) * (q + p));
+        const double den = 2.0 * h2 * (double)(q - p);
+        const double zn = (fp - fpp) + h2 * (double)((int64_t)(p - pp) * (p + pp));
+        const double zd = 2.0 * h2 * (double)(p - pp);
+        return !(num * zd > zn * den);
+    }
+    /* step 2 for band b */
+    EM_DEV void build(int b) const
+    {
+        const int l0 = b * RB_S, l1 = l0 + RB_S < n ? l0 + RB_S : n;
+        int k = -1;
+        for (int q = l0; q < l1; ++q) {
+            if (f(q) == INFINITY) continue;
+            while (k >= 1 && hidden(l0 + stk[(k - 1) * NB + b], l0 + stk[k * NB + b], q)) --k;
+            ++k;
+            stk[k * NB + b] = (unsigned char)(q - l0);
+        }
+        lo[b] = 0;
+        hi[b] = (unsigned char)(k + 1);
+        gF[b] = gL[b] = (int16_t)(k >= 0 ? b : -1);
+    }
+    /* drops the suffix of the left group (last band ab, first band fa) hidden behind q */
+    EM_DEV bool pop_left(int fa, int &ab, int q) const
+    {
+        bool changed = false;
+        for (;;) {
+            const int b = ab, l = lo[b], e = hi[b];
+            if (b != fa) {
+                const int pb = prv[b];
+                if (hidden(pos(pb, hi[pb] - 1), pos(b, l), q)) {
+                    hi[b] = (unsigned char)l;
+                    ab = pb;
+                    changed = true;
+                    continue;
+                }
+            }
+            int a = l + 1, c = e;
+            while (a < c) {
+                const int mid = (a + c) >> 1;
+                if (hidden(pos(b, mid - 1), pos(b, mid), q))
+                    c = mid;
+                else
+                    a = mid + 1;
+            }
+            if (a < e) {
+                hi[b] = (unsigned char)a;
+                changed = true;
+            }
+            return changed;
+        }
+    }
+    /* drops the prefix of the right group (first band bb, last band lb) hidden behind p */
+    EM_DEV bool pop_right(int lb, int &bb, int p) const
+    {
+        bool changed = false;
+        for (;;) {
+            const int b = bb, l = lo[b], e = hi[b];
+            if (b != lb) {
+                const int nb = nxt[b];
+                if (hidden(p, pos(b, e - 1), pos(nb, lo[nb]))) {
+                    lo[b] = (unsigned char)e;
+                    bb = nb;
+                    changed = true;
+                    continue;
+                }
+            }
+            int a = l, c = e - 1;
+            while (a < c) {
+                const int mid = (a + c) >> 1;
+                if (hidden(p, pos(b, mid), pos(b, mid + 1)))
+                    a = mid + 1;
+                else
+                    c = mid;
+            }
+            if (a > l) {
+                lo[b] = (unsigned char)a;
+                changed = true;
+            }
+            return changed;
+        }
+    }
+    /* step 3: joins the groups starting at bands bl and br */
+    EM_DEV void merge(int bl, int br) const
+    {
+        const int fr = gF[br];
+        if (fr < 0) return;
+        const int fl = gF[bl];
+        if (fl < 0) {
+            gF[bl] = (int16_t)fr;
+            gL[bl] = gL[br];
+            return;
+        }
+        int ab = gL[bl], bb = fr;
+        const int lr = gL[br];
+        for (;;) {
+            bool ch = pop_left(fl, ab, pos(bb, lo[bb]));
+            ch |= pop_right(lr, bb, pos(ab, hi[ab] - 1));
+            if (!ch) break;
+        }
+        nxt[ab] = (int16_t)bb;
+        prv[bb] = (int16_t)ab;
+        gL[bl] = (int16_t)lr;
+    }
+    /* step 4: live entries of chunk t of 8 bands; the chunks' scan (one thread); the bands'
+     * offsets; entry (band t % NB, stack slot t / NB) into E */
+    EM_DEV void chunk_sum(int t) const
+    {
+        int sum = 0;
+        const int e = t * 8 + 8 < NB ? t * 8 + 8 : NB;
+        for (int b = t * 8; b < e; ++b) sum += hi[b] - lo[b];
+        cs[t] = (uint16_t)sum;
+    }
+    EM_DEV void chunk_scan() const
+    {
+        int run = 0;
+        for (int t = 0; t < NC; ++t) {
+            const int c = cs[t];
+            cs[t] = (uint16_t)run;
+            run += c;
+        }
+        cs[NC] = (uint16_t)run;
+    }
+    EM_DEV void band_offsets(int t) const
+    {
+        int run = cs[t];
+        const int e = t * 8 + 8 < NB ? t * 8 + 8 : NB;
+        for (int b = t * 8; b < e; ++b) {
+            pre[b] = (uint16_t)run;
+            run += hi[b] - lo[b];
+        }
+    }
+    EM_DEV void place(int t) const
+    {
+        const int b = t % NB, k = t / NB;
+        if (k >= lo[b] && k < hi[b]) E[pre[b] + k - lo[b]] = (uint16_t)(b * RB_S + stk[k * NB + b]);
+    }
+    /* step 5: the envelope site of position x (-1 if none) and its d2 */
+    EM_DEV int find(int x, double &best) const
+    {
+        const int m = cs[NC];
+        best = INFINITY;
+        if (m == 0) return -1;
+        int a = 0, c = m - 1;
+        while (a < c) {
+            const int mid = (a + c) >> 1;
+            const int p0 = E[mid], p1 = E[mid + 1];
+            const double t0 = (double)(x - p0) * h, t1 = (double)(x - p1) * h;
+            if (f(p1) + t1 * t1 < f(p0) + t0 * t0)
+                a = mid + 1;
+            else
+                c = mid;
+        }
+        const int p = E[a];
+        const double t = (double)(x - p) * h;
+        best = f(p) + t * t;
+        return p;
+    }
+};
+
+/* Steps 2-4 for the `lines` lines of a block (line j at base + j * line_bytes), threads spread
+ * over (line, item) pairs with the line index fastest. */
+template <bool DBL> EM_DEV void em_solve(unsigned char *base, int64_t line_bytes, int lines, int n, double hy,
+                                             double h, int y)
+{
+    em_line<DBL> L;
+    L.layout(base, n);
+    const int NB = L.NB, NC = L.NC, tid = EM_TID, nth = EM_NTH;
+#define EM_AT(j) (L.layout(base + (int64_t)(j) * line_bytes, n), L.y = y, L.hy = hy, L.h = h, L.h2 = h * h, L)
+    for (int t = tid; t < lines * NB; t += nth) EM_AT(t % lines).build(t / lines);
+    for (int s = 1; s < NB; s <<= 1) {
+        EM_SYNC();
+        const int pairs = (NB - s + 2 * s - 1) / (2 * s);
+        for (int t = tid; t < lines * pairs; t += nth) {
+            const int bl = (t / lines) * 2 * s;
+            EM_AT(t % lines).merge(bl, bl + s);
+        }
+    }
+    EM_SYNC();
+    for (int t = tid; t < lines * NC; t += nth) EM_AT(t % lines).chunk_sum(t / lines);
+    EM_SYNC();
+    for (int t = tid; t < lines; t += nth) EM_AT(t).chunk_scan();
+    EM_SYNC();
+    for (int t = tid; t < lines * NC; t += nth) EM_AT(t % lines).band_offsets(t / lines);
+    EM_SYNC();
+    for (int t = tid; t < lines * NB * RB_S; t += nth) EM_AT(t % lines).place(t / lines);
+    EM_SYNC();
+#undef EM_AT
+}
+
+#endif

@@ -1,0 +1,212 @@
+/*
+ * test_edt_envelope.cpp - the CUDA exact EDT's line solver (cuda/edt_envelope.cuh: merged band
+ * envelopes) run on the host, so that CI without a GPU checks the code the CUDA kernels run.
+ * EM_HOST makes one thread run every item of a phase in turn (a valid schedule: the items of a
+ * phase touch disjoint data). Each benchmark family (bench/synth.c), 2D and 3D, unit and dyadic
+ * spacings: pass A as on the CPU, pass B (3D) and pass C through em_solve / find exactly as
+ * edt_cols_env and edt_rows_env do, then every distance bit for bit against brute force
+ * (((dz hz)^2 + (dy hy)^2) + (dx hx)^2 in double, rounded once to float) and every nearest site
+ * a background pixel at exactly that distance. Exit status 0 when all are equal.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+
+#define EM_HOST 1
+#define NO_SITE (-1)
+#define RB_S 32
+#define RB_PAD(x) ((x) + ((x) >> 5))
+#include "edt_envelope.cuh"
+
+extern "C" {
+#include "synth.h"
+/* synth.c's only use of the library: the family generator never calls it */
+size_t iwpp_type_size(iwpp_type t) { return t == IWPP_U8 ? 1 : t == IWPP_U16 ? 2 : t == IWPP_I64 ? 8 : 4; }
+}
+
+static std::vector<double> g_smem;
+
+/* pass A along the outer axis: the nearest background plane, ties to the smaller index */
+static void pass_a(const uint8_t *in, int64_t len, int64_t count, int32_t *out)
+{
+    for (int64_t l = 0; l < len; ++l) {
+        int32_t up = NO_SITE;
+        for (int64_t k = 0; k < count; ++k) {
+            if (in[k * len + l] == 0) up = (int32_t)k;
+            out[k * len + l] = up;
+        }
+        int32_t down = NO_SITE;
+        for (int64_t k = count - 1; k >= 0; --k) {
+            const int32_t cur = out[k * len + l];
+            if (cur == k) down = (int32_t)k;
+            if (down != NO_SITE && (cur == NO_SITE || down - k < k - cur)) out[k * len + l] = down;
+        }
+    }
+}
+
+/* edt_cols_env for every column (x, z): ny2, nz2 from nz */
+static void pass_b(const int32_t *nz, int32_t *ny2, int32_t *nz2, int64_t w, int64_t h, int64_t d, double hy, double hz)
+{
+    unsigned char *sm = (unsigned char *)g_smem.data();
+    for (int64_t z = 0; z < d; ++z)
+        for (int64_t x = 0; x < w; ++x) {
+            const int64_t base = z * w * h + x;
+            double *sf = (double *)sm;
+            for (int64_t y = 0; y < h; ++y) {
+                const int32_t c = nz[base + y * w];
+                const double t = (double)(z - c) * hz;
+                sf[RB_PAD(y)] = c == NO_SITE ? INFINITY : t * t;
+            }
+            em_solve<true>(sm, 0, 1, (int)h, 0.0, hy, 0);
+            em_line<true> L;
+            L.layout(sm, (int)h);
+            L.h = hy;
+            for (int64_t y = 0; y < h; ++y) {
+                double best;
+                const int bi = L.find((int)y, best);
+                ny2[base + y * w] = bi < 0 ? NO_SITE : bi;
+                nz2[base + y * w] = bi < 0 ? NO_SITE : nz[base + (int64_t)bi * w];
+            }
+        }
+}
+
+/* edt_rows_env for every row */
+template <bool IS3>
+static void pass_c(const int32_t *ny, const int32_t *nz, float *dist, int64_t *nearest, int64_t w, int64_t h,
+                   int64_t rows, double hx, double hy, double hz)
+{
+    unsigned char *sm = (unsigned char *)g_smem.data();
+    em_line<IS3> L;
+    L.layout(sm, (int)w);
+    L.hy = hy;
+    L.h = hx;
+    L.h2 = hx * hx;
+    for (int64_t row = 0; row < rows; ++row) {
+        const int64_t rb = row * w;
+        const int y = (int)(row % h), z = (int)(row / h);
+        L.y = y;
+        for (int64_t x = 0; x < w; ++x) {
+            const int32_t cy = ny[rb + x];
+            if (IS3) {
+                double f = INFINITY;
+                if (cy != NO_SITE) {
+                    const double tz = (double)(z - nz[rb + x]) * hz;
+                    const double ty = (double)(y - cy) * hy;
+                    f = tz * tz + ty * ty;
+                }
+                L.sd[RB_PAD(x)] = f;
+            } else {
+                L.su[RB_PAD(x)] = cy == NO_SITE ? (uint16_t)EM_NONE : (uint16_t)cy;
+            }
+        }
+        em_solve<IS3>(sm, 0, 1, (int)w, hy, hx, y);
+        for (int64_t x = 0; x < w; ++x) {
+            double best;
+            const int bi = L.find((int)x, best);
+            dist[rb + x] = (float)sqrt(best);
+            if (bi < 0) {
+                nearest[rb + x] = -1;
+            } else {
+                const int64_t sy = IS3 ? (int64_t)ny[rb + bi] : (int64_t)L.su[RB_PAD(bi)];
+                const int64_t sz = IS3 ? (int64_t)nz[rb + bi] : 0;
+                nearest[rb + x] = (int64_t)bi + w * (sy + h * sz);
+            }
+        }
+    }
+}
+
+static double d2_of(int64_t a, int64_t b, int64_t w, int64_t h, const double *sp)
+{
+    const double tx = (double)(a % w - b % w) * sp[0];
+    const double ty = (double)((a / w) % h - (b / w) % h) * sp[1];
+    const double tz = (double)(a / (w * h) - b / (w * h)) * sp[2];
+    return (tz * tz + ty * ty) + tx * tx;
+}
+
+/* the family fam, or (fam NULL) random background of density p */
+static int run(const char *fam, int64_t w, int64_t h, int64_t d, const double *sp, double p = 0.0,
+               uint64_t seed = 0)
+{
+    const int64_t n = w * h * d;
+    std::vector<uint8_t> img((size_t)n);
+    std::vector<int32_t> s1((size_t)n), ny2((size_t)n), nz2((size_t)n);
+    std::vector<float> dist((size_t)n);
+    std::vector<int64_t> near((size_t)n);
+    char label[64];
+    if (!fam) {
+        uint64_t r = seed * 0x9E3779B97F4A7C15ull + 1;
+        for (int64_t i = 0; i < n; ++i) {
+            r = r * 6364136223846793005ull + 1442695040888963407ull;
+            img[(size_t)i] = (double)(r >> 11) * (1.0 / 9007199254740992.0) < p ? 0 : 255;
+        }
+        snprintf(label, sizeof label, "random p=%g seed=%llu", p, (unsigned long long)seed);
+        fam = label;
+    } else if (synth_edt_family(img.data(), fam, w, h, d, 7) != 0) {
+        printf("FAIL: family %s could not be made\n", fam);
+        return 1;
+    }
+    g_smem.assign(em_bytes(w > h ? w : h, true) / sizeof(double) + 8, 0.0);
+    if (d == 1) {
+        pass_a(img.data(), w, h, s1.data());
+        pass_c<false>(s1.data(), NULL, dist.data(), near.data(), w, h, h, sp[0], sp[1], sp[2]);
+    } else {
+        pass_a(img.data(), w * h, d, s1.data());
+        pass_b(s1.data(), ny2.data(), nz2.data(), w, h, d, sp[1], sp[2]);
+        pass_c<true>(ny2.data(), nz2.data(), dist.data(), near.data(), w, h, h * d, sp[0], sp[1], sp[2]);
+    }
+    std::vector<int64_t> bg;
+    std::vector<int32_t> bx, by, bz; /* coordinates of the background pixels */
+    for (int64_t i = 0; i < n; ++i)
+        if (img[(size_t)i] == 0) {
+            bg.push_back(i);
+            bx.push_back((int32_t)(i % w));
+            by.push_back((int32_t)((i / w) % h));
+            bz.push_back((int32_t)(i / (w * h)));
+        }
+    for (int64_t i = 0; i < n; ++i) {
+        const int32_t x = (int32_t)(i % w), y = (int32_t)((i / w) % h), z = (int32_t)(i / (w * h));
+        double best = INFINITY;
+        for (size_t k = 0; k < bg.size(); ++k) {
+            const double tx = (double)(x - bx[k]) * sp[0], ty = (double)(y - by[k]) * sp[1],
+                         tz = (double)(z - bz[k]) * sp[2];
+            const double v = (tz * tz + ty * ty) + tx * tx; /* d2_of's expression */
+            if (v < best) best = v;
+        }
+        const float want = (float)sqrt(best);
+        const int64_t q = near[(size_t)i];
+        const char *why = NULL;
+        if (memcmp(&want, &dist[(size_t)i], sizeof want) != 0)
+            why = "distance differs";
+        else if (bg.empty() ? q != -1 : (q < 0 || q >= n || img[(size_t)q] != 0 || (float)sqrt(d2_of(i, q, w, h, sp)) != want))
+            why = "nearest is not a background pixel at that distance";
+        if (why) {
+            printf("FAIL: %s %lldx%lldx%lld spacing (%g,%g,%g): pixel %lld: %s (got %.9g nearest %lld, want %.9g)\n", fam,
+                   (long long)w, (long long)h, (long long)d, sp[0], sp[1], sp[2], (long long)i, why,
+                   (double)dist[(size_t)i], (long long)q, (double)want);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int main(void)
+{
+    static const double sps[3][3] = {{1, 1, 1}, {0.5, 2.0, 1.25}, {1.25, 0.75, 3.0}};
+    static const int64_t sizes[][3] = {{200, 60, 1}, {1100, 5, 1}, {2100, 2, 1}, {37, 70, 1}, {24, 40, 12}, {70, 9, 5}};
+    int fails = 0, cases = 0;
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si)
+        for (int f = 0; f < synth_edt_family_count(); ++f, ++cases)
+            fails += run(synth_edt_family_name(f), sizes[si][0], sizes[si][1], sizes[si][2], sps[(si + (size_t)f) % 3]);
+    /* random backgrounds: envelopes of every length, bands emptied by merges at every level */
+    static const int64_t rsizes[][3] = {{400, 30, 1}, {1500, 6, 1}, {3000, 3, 1}, {24, 30, 12}};
+    static const double dens[] = {0.0005, 0.003, 0.02, 0.1, 0.4};
+    uint64_t seed = 100;
+    for (size_t si = 0; si < sizeof rsizes / sizeof rsizes[0]; ++si)
+        for (size_t k = 0; k < sizeof dens / sizeof dens[0]; ++k, ++cases, ++seed)
+            fails += run(NULL, rsizes[si][0], rsizes[si][1], rsizes[si][2], sps[(si + k) % 3], dens[k], seed);
+    printf("%d of %d cases exact\n", cases - fails, cases);
+    return fails ? 1 : 0;
+}
