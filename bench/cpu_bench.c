@@ -44,6 +44,8 @@ typedef struct opts {
     int busy; /* -1: as many as cores */
     int reps;
     double h;
+    int ops[3]; /* which of OP_REC, OP_EDT, OP_FILL the load table runs */
+    int64_t tile; /* tile size of the default context (0: the library's) */
 } opts;
 
 static int cores(void)
@@ -194,37 +196,62 @@ static void check_same(int op, const input *in, const void *ref, const char *wha
 }
 
 typedef struct pair {
-    double t1, td;
-    char variant[64];
+    double t1, td, ratio;
+    char variant[128];
 } pair;
 
-/* Median of reps runs on one thread and at the default count, alternating. */
+/* Mean time of k calls made back to back. */
+static double batch(iwpp_context *c, int op, input *in, int k)
+{
+    double t = 0.0;
+    for (int i = 0; i < k; ++i) t += run_once(c, op, in);
+    return t / k;
+}
+
+/*
+ * One thread against the default count: reps rounds, each timing a batch of
+ * calls on one context then on the other (the order alternating), a batch
+ * being as many calls as take about 300 ms. On a loaded machine a short call
+ * either loses a whole time slice to another process (10-20 ms) or none, and
+ * which one does follows the rhythm of the scheduler rather than the code;
+ * batches longer than a few slices average that out. Reported: the median
+ * over the rounds of each column, and the median of the per-round ratios.
+ */
 static pair time_pair(iwpp_context *c1, iwpp_context *cd, int op, input *in, int reps, void *ref)
 {
-    double a[MAXREPS], b[MAXREPS];
+    double a[MAXREPS], b[MAXREPS], q[MAXREPS];
     pair p;
-    const double est = run_once(c1, op, in); /* warm-up, and the reference */
-    /* Short cases repeat more: at least about 1.5 s of runs per column, so that a
-       time slice lost to another process moves the median little. */
-    if (est > 0.0 && reps * est < 1500.0) reps = (int)(1500.0 / est) | 1;
     if (reps > MAXREPS) reps = MAXREPS;
+    const double est = run_once(c1, op, in); /* warm-up, and the reference */
     memcpy(ref, op == OP_EDT ? (void *)in->dist : (void *)in->work,
            op == OP_EDT ? (size_t)(in->n * in->n) * sizeof(float) : (size_t)(in->n * in->n));
     run_once(cd, op, in);
     check_same(op, in, ref, "default threads");
+    int k = est > 0.0 ? (int)(300.0 / est) : 1;
+    if (k < 1) k = 1;
+    if (k > 1000) k = 1000;
     for (int r = 0; r < reps; ++r) {
         if (r % 2 == 0) {
-            a[r] = run_once(c1, op, in);
-            b[r] = run_once(cd, op, in);
+            a[r] = batch(c1, op, in, k);
+            b[r] = batch(cd, op, in, k);
         } else {
-            b[r] = run_once(cd, op, in);
-            a[r] = run_once(c1, op, in);
+            b[r] = batch(cd, op, in, k);
+            a[r] = batch(c1, op, in, k);
         }
+        q[r] = b[r] / a[r];
     }
     check_same(op, in, ref, "default threads");
+    if (getenv("CPU_BENCH_SAMPLES"))
+        for (int r = 0; r < reps; ++r)
+            fprintf(stderr, "%s %lld round %d (%d calls): t1 %.2f default %.2f\n", OP_NAME[op],
+                    (long long)in->n, r, k, a[r], b[r]);
     iwpp_stats s;
     iwpp_context_stats(cd, &s);
-    snprintf(p.variant, sizeof p.variant, "%s", s.variant);
+    if (!strcmp(s.variant, "tiled-queue"))
+        snprintf(p.variant, sizeof p.variant, "%s (%lld tile runs)", s.variant, (long long)s.rounds);
+    else
+        snprintf(p.variant, sizeof p.variant, "%s", s.variant);
+    p.ratio = median(q, reps);
     p.t1 = median(a, reps);
     p.td = median(b, reps);
     return p;
@@ -242,8 +269,11 @@ static void load_table(const opts *o)
     }
     iwpp_context_set_threads(c1, 1);
     iwpp_context_set_threads(cd, 0);
+    if (o->tile > 0) iwpp_context_set_tile_size(cd, o->tile);
     printf("\n== default threads vs one thread: %d cores, %d busy-looping processes in the busy "
-           "columns, median of %d or more alternating runs; input histo (rec), its tissue mask (edt, fill)\n",
+           "columns; %d rounds, each a batch of calls (about 300 ms) on one thread then at the default\n"
+           "count, order alternating; t1, default: median ms per call; ratio: median of the rounds'\n"
+           "ratios; input histo (rec), its tissue mask (edt, fill)\n",
            nc, busy, o->reps);
     printf("%-14s %6s | %9s %9s %6s | %9s %9s %6s %5s | %s\n", "op", "size", "idle t1", "default",
            "ratio", "busy t1", "default", "ratio", "bar", "default ran / load avg during busy");
@@ -255,14 +285,15 @@ static void load_table(const opts *o)
         }
         void *ref = malloc((size_t)(in.n * in.n) * sizeof(float));
         for (int op = 0; op < OP_N; ++op) {
+            if (!o->ops[op]) continue;
             pair idle = time_pair(c1, cd, op, &in, o->reps, ref);
             busy_start(busy);
             pair bz = time_pair(c1, cd, op, &in, o->reps, ref);
             const double la = loadavg1();
             busy_stop();
-            const double r = bz.td / bz.t1;
+            const double r = bz.ratio;
             printf("%-14s %6lld | %9.2f %9.2f %6.2f | %9.2f %9.2f %6.2f %5s | %s / %.2f\n",
-                   OP_NAME[op], (long long)in.n, idle.t1, idle.td, idle.td / idle.t1, bz.t1, bz.td, r,
+                   OP_NAME[op], (long long)in.n, idle.t1, idle.td, idle.ratio, bz.t1, bz.td, r,
                    r <= 1.1 ? "ok" : "MISS", bz.variant, la);
             fflush(stdout);
         }
@@ -344,7 +375,7 @@ static void usage(void)
 {
     printf("usage: cpu_bench [--all | --load | --scaling] [--sizes 512,2048,4096] [--busy N]\n"
            "                 [--scale-sizes 4096,8192] [--threads 1,2,4,8,16] [--reps R] [--h H]\n"
-           "                 [--write-histo N FILE.pgm]\n"
+           "                 [--ops rec,edt,fill] [--tile N] [--write-histo N FILE.pgm]\n"
            "  --all       --load and --scaling (the issue-13 tables, bars marked ok / MISS)\n"
            "  --load      default threads vs one thread, idle and with N busy processes (default N = cores)\n"
            "  --scaling   reconstruction speed-up per thread count on the histo and tissue inputs\n"
@@ -358,6 +389,7 @@ int main(int argc, char **argv)
     o.busy = -1;
     o.reps = 7;
     o.h = 40.0;
+    o.ops[OP_REC] = o.ops[OP_EDT] = o.ops[OP_FILL] = 1;
     o.nsizes = parse_list("512,2048,4096", o.sizes, MAXL);
     o.nscale = parse_list("4096,8192", o.scale_sizes, MAXL);
     for (int i = 1; i < argc; ++i) {
@@ -374,6 +406,13 @@ int main(int argc, char **argv)
             for (int k = 0; k < o.nthreads; ++k) o.threads[k] = (int)t[k];
             ++i;
         } else if (!strcmp(a, "--busy") && v) { o.busy = atoi(v); ++i; }
+        else if (!strcmp(a, "--tile") && v) { o.tile = atoll(v); ++i; }
+        else if (!strcmp(a, "--ops") && v) {
+            o.ops[OP_REC] = strstr(v, "rec") != NULL;
+            o.ops[OP_EDT] = strstr(v, "edt") != NULL;
+            o.ops[OP_FILL] = strstr(v, "fill") != NULL;
+            ++i;
+        }
         else if (!strcmp(a, "--reps") && v) { o.reps = atoi(v); ++i; }
         else if (!strcmp(a, "--h") && v) { o.h = atof(v); ++i; }
         else if (!strcmp(a, "--write-histo") && v && i + 2 < argc) {

@@ -2,10 +2,13 @@
 #define _GNU_SOURCE
 #include "cpu/pool.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 typedef struct par_start {
     iwpp_par_fn fn;
@@ -92,6 +95,38 @@ void iwpp_par_for(int nworkers, int64_t n, int64_t chunk, iwpp_par_range_fn fn, 
     iwpp_par_run(nworkers, par_loop_worker, &L);
 }
 
+/*
+ * Tasks of other processes (and other threads of this one) running or
+ * waiting for a core right now: the fourth field of /proc/loadavg ("7/350":
+ * 7 runnable) less the caller itself; -1 where it cannot be read. When the
+ * machine has more cores online than this process may use, the count is
+ * scaled down to its share of them.
+ */
+static int others_runnable(int usable)
+{
+    int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char buf[128];
+    const ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return -1;
+    buf[n] = '\0';
+    /* "0.52 0.58 0.59 7/350 12345" */
+    const char *p = buf;
+    for (int field = 0; field < 3; ++field) {
+        p = strchr(p, ' ');
+        if (!p) return -1;
+        ++p;
+    }
+    char *end;
+    const long running = strtol(p, &end, 10);
+    if (end == p || *end != '/' || running < 1) return -1;
+    long others = running - 1;
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (online > usable && usable > 0) others = (others * usable + online / 2) / online;
+    return others > 1000000 ? 1000000 : (int)others;
+}
+
 int iwpp_cpu_threads_for(const iwpp_context *ctx, int64_t work, int64_t per_thread)
 {
     int t = iwpp_cpu_threads(ctx);
@@ -99,5 +134,13 @@ int iwpp_cpu_threads_for(const iwpp_context *ctx, int64_t work, int64_t per_thre
     if (per_thread < 1) per_thread = 1;
     const int64_t fit = work / per_thread;
     if (fit < t) t = fit < 1 ? 1 : (int)fit;
+    if (t > 1) {
+        /* Only the cores nobody else wants: where other tasks already keep the cores busy,
+           more threads of ours get little more of the CPU (the kernel shares it between
+           sessions, not threads, when autogroup is on, as on most desktops) but still do
+           the parallel variant's extra work, and one thread is the safer choice. */
+        const int others = others_runnable(iwpp_cpu_threads(ctx));
+        if (others > 0) t = t - others > 1 ? t - others : 1;
+    }
     return t;
 }

@@ -760,8 +760,14 @@ static int rc_border(rc_async *A, rc_worker *W, const rc_box *b, int mode)
     const rc_geom *g = A->g;
     const size_t es = A->es;
     if (mode == 1) {
+        /* as many values as the walk below visits */
         const int64_t bw = b->x1 - b->x0, bh = b->y1 - b->y0, bd = b->z1 - b->z0;
-        const int64_t most = 2 * (bw * bh + bw * bd + bh * bd) + 8;
+        const int64_t inner = bw > 1 ? 2 : 1;
+        int64_t most = 0;
+        for (int64_t z = 0; z < bd; ++z) {
+            const int zring = !g->flat && (z == 0 || z == bd - 1);
+            most += zring ? bw * bh : (bh > 1 ? 2 * bw + (bh - 2) * inner : bw);
+        }
         if ((size_t)most * es > W->snap_cap) {
             unsigned char *ns = (unsigned char *)realloc(W->snap, (size_t)most * es);
             if (!ns) return -1;

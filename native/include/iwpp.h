@@ -155,12 +155,17 @@ IWPP_API void iwpp_context_destroy(iwpp_context *ctx);
 
 /** Largest CPU thread count a context accepts (more threads than this only cost memory). */
 #define IWPP_MAX_THREADS 1024
-/** CPU threads: 0 = all cores (default), 1 = sequential, at most IWPP_MAX_THREADS
- *  (a larger count is IWPP_EINVAL). "All cores" is also capped at IWPP_MAX_THREADS. */
+/** CPU threads: 0 = automatic (default), 1 = sequential, at most IWPP_MAX_THREADS
+ *  (a larger count is IWPP_EINVAL). Automatic: the cores this process may run on (its
+ *  affinity mask, capped at IWPP_MAX_THREADS), but fewer for small images, which run
+ *  sequentially (reconstruction and exact EDT: one thread per 2^19 pixels; pointwise steps
+ *  stay sequential below 2^25 pixels). An explicit count is used as it is. The CPU's worker
+ *  threads sleep while they wait (no spinning), so sharing the cores with other processes
+ *  costs no more than the work they lose to them. */
 IWPP_API iwpp_status iwpp_context_set_threads(iwpp_context *ctx, int threads);
 /** Device index within the backend (default 0). Re-opens the backend. */
 IWPP_API iwpp_status iwpp_context_set_device(iwpp_context *ctx, int device);
-/** Tile edge in pixels for tiled variants (CPU OpenMP, tile scheduler); default 256. */
+/** Tile edge in pixels for tiled variants (CPU threads, tile scheduler); default 256. */
 IWPP_API iwpp_status iwpp_context_set_tile_size(iwpp_context *ctx, int64_t tile);
 /** Capacity (items) of each GPU global block queue; 0 = automatic, at most INT32_MAX (more is
  *  IWPP_EINVAL). Small values force overflow re-runs. */
@@ -243,7 +248,7 @@ typedef struct iwpp_stats {
     int64_t pixels_visited;  /**< items taken off propagation queues (0 if not counted) */
     int64_t rounds;          /**< queue rounds / tile sweeps / border exchanges */
     int64_t overflow_reruns; /**< GPU queue-overflow re-runs */
-    char variant[64];        /**< e.g. "fast-hybrid", "tiled-omp", "fh-gpu/multilevel", "megapixel" */
+    char variant[64];        /**< e.g. "fast-hybrid", "tiled-queue", "fh-gpu/multilevel", "megapixel" */
     /* tiled calls (iwpp_context_set_memory_limit / set_workers); 0 otherwise */
     int64_t tiles;              /**< tile runs (a tile re-run after its halo changed counts again) */
     int64_t tile_grid;          /**< tiles the image was cut into */
