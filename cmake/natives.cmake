@@ -262,7 +262,7 @@ function(iwpp_jar_natives_build)
       add_test(NAME cross_${p}_c_suite
                COMMAND ${CMAKE_CTEST_COMMAND} --test-dir ${base} --output-on-failure -j 2)
       set_tests_properties(cross_${p}_c_suite PROPERTIES TIMEOUT 1800 LABELS "cross"
-                           ENVIRONMENT "WINEDEBUG=-all")
+                           ENVIRONMENT "WINEDEBUG=-all;IWPP_TEST_EMULATED=1")
     endif()
   endforeach()
 endfunction()

@@ -1059,6 +1059,19 @@ static double region_limit(iwpp_context *caller, iwpp_context *c, iwpp_type type
 
 static double monotonic_ms(void) { return iwpp_now_ms(); }
 
+/* Every -0 of an F32 view becomes +0. */
+static void plus_zeros(iwpp_image *im)
+{
+    const int64_t sy = im->stride_y ? im->stride_y : im->width;
+    const int64_t sz = im->stride_z ? im->stride_z : sy * im->height;
+    for (int64_t z = 0; z < im->depth; ++z)
+        for (int64_t y = 0; y < im->height; ++y) {
+            float *row = (float *)im->data + z * sz + y * sy;
+            for (int64_t x = 0; x < im->width; ++x)
+                if (row[x] == 0.0f) row[x] = 0.0f;
+        }
+}
+
 iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const iwpp_image *mask, int conn,
                                    iwpp_morph_mode mode)
 {
@@ -1215,6 +1228,11 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
                  fms, rms);
         o->compute_ms = 0.0;
     }
+    /* The CPU backend's reconstruction gives every F32 zero as +0 (the sign of a zero would
+       otherwise depend on the order of updates: threads, tiles); re-runs can bring a -0 of the
+       mask, so a CPU context's tiled result gets the same rule. */
+    if (st == IWPP_OK && marker->type == IWPP_F32 && ctx->ops->kind == IWPP_BACKEND_CPU)
+        plus_zeros(marker);
 out:
     free(w); /* the buffers stay with the worker contexts for the next call */
     if (s.halo)
