@@ -104,6 +104,7 @@ void iwpp_par_for(int nworkers, int64_t n, int64_t chunk, iwpp_par_range_fn fn, 
  */
 static int others_runnable(int usable)
 {
+#if defined(__linux__)
     int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     char buf[128];
@@ -125,6 +126,10 @@ static int others_runnable(int usable)
     const long online = sysconf(_SC_NPROCESSORS_ONLN);
     if (online > usable && usable > 0) others = (others * usable + online / 2) / online;
     return others > 1000000 ? 1000000 : (int)others;
+#else
+    (void)usable; /* no /proc/loadavg: count nobody */
+    return -1;
+#endif
 }
 
 int iwpp_cpu_threads_for(const iwpp_context *ctx, int64_t work, int64_t per_thread)
