@@ -47,6 +47,12 @@ function(iwpp_zig_link_jni output triple)
   if(NOT IWPP_OPENMP_RUNTIME STREQUAL "minigomp" AND TARGET iwpp_minigomp)
     list(APPEND objects $<TARGET_OBJECTS:iwpp_minigomp>)
   endif()
+  set(targets iwpp_jni_glue iwpp_core)
+  foreach(t iwpp_minigomp iwpp_cuda iwpp_opencl iwpp_compat_shm)
+    if(TARGET ${t})
+      list(APPEND targets ${t})
+    endif()
+  endforeach()
   get_filename_component(dir ${output} DIRECTORY)
   add_custom_command(
     OUTPUT ${output}
@@ -54,7 +60,7 @@ function(iwpp_zig_link_jni output triple)
     COMMAND ${IWPP_ZIG_CC} -target ${triple} -shared -o ${output} -Wl,-soname,libiwpp_jni.so
             -Wl,--version-script=${IWPP_JNI_VERSION_SCRIPT} -Wl,--no-undefined
             ${objects} ${ARGN} -lpthread -ldl -lm
-    DEPENDS iwpp_jni_glue iwpp_core ${IWPP_JNI_VERSION_SCRIPT} ${objects}
+    DEPENDS ${targets} ${IWPP_JNI_VERSION_SCRIPT} ${objects}
     COMMENT "Linking ${output} for ${triple} (zig)"
     COMMAND_EXPAND_LISTS VERBATIM)
 endfunction()
@@ -82,7 +88,8 @@ function(iwpp_cross_jni)
     if(WIN32)
       set_target_properties(iwpp_jni PROPERTIES PREFIX "" SUFFIX ".dll")
     elseif(APPLE)
-      set_target_properties(iwpp_jni PROPERTIES PREFIX "lib" SUFFIX ".dylib")
+      set_target_properties(iwpp_jni PROPERTIES PREFIX "lib" SUFFIX ".dylib" INSTALL_NAME_DIR "@rpath"
+                                                BUILD_WITH_INSTALL_NAME_DIR ON)
     endif()
   endif()
 endfunction()
@@ -175,8 +182,10 @@ function(iwpp_jar_natives_build)
   if(IWPP_PORTABLE_LINUX_JNI)
     set(extra "")
     if(IWPP_HAVE_CUDA)
-      # cudart_static and the CUDA objects' host code need a C++ ABI runtime: zig's, static.
-      list(APPEND extra $<TARGET_FILE:CUDA::cudart_static> -lc++)
+      # cudart_static and the CUDA objects' host code need a C++ ABI runtime: zig's, static;
+      # its shm_open/shm_unlink (librt before glibc 2.34) come from native/compat/shm.c.
+      add_library(iwpp_compat_shm OBJECT ${PROJECT_SOURCE_DIR}/native/compat/shm.c)
+      list(APPEND extra $<TARGET_OBJECTS:iwpp_compat_shm> $<TARGET_FILE:CUDA::cudart_static> -lc++)
     endif()
     iwpp_zig_link_jni(${IWPP_PORTABLE_LINUX_JNI} x86_64-linux-gnu.2.17 ${extra})
     add_custom_target(iwpp_jni_portable ALL DEPENDS ${IWPP_PORTABLE_LINUX_JNI})
