@@ -226,7 +226,8 @@ function(iwpp_jar_natives_build)
       -DIWPP_JNI_INCLUDE_DIRS:STRING=${jni_md}|${JAVA_INCLUDE_PATH}
       -DIWPP_JNI_HEADER_DIR:PATH=${jni_header_dir}
       -DIWPP_OPENCL_INCLUDE_DIR:PATH=${ocl_include}
-      -DIWPP_TEST_CPU_THREADS:STRING=${IWPP_CROSS_TEST_THREADS})
+      -DIWPP_TEST_CPU_THREADS:STRING=${IWPP_CROSS_TEST_THREADS}
+      -DIWPP_TEST_OPENCL_CONFIGS:STRING=queue) # PoCL through wine is slow: the default variant only
     set(deps iwpp_plugin_classes)
     set(tests OFF)
     if(p MATCHES "^macos")
