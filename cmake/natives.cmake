@@ -273,6 +273,13 @@ function(iwpp_jar_natives_build)
                COMMAND ${CMAKE_CTEST_COMMAND} --test-dir ${base} --output-on-failure -j 2)
       set_tests_properties(cross_${p}_c_suite PROPERTIES TIMEOUT 1800 LABELS "cross"
                            ENVIRONMENT "WINEDEBUG=-all")
+      if(p MATCHES "^windows")
+        # wine makes its prefix (~/.wine) on first use: once, before the suite's parallel tests.
+        add_test(NAME cross_${p}_wineprefix COMMAND ${_emu_${p}} wineboot --init)
+        set_tests_properties(cross_${p}_wineprefix PROPERTIES TIMEOUT 600 LABELS "cross"
+                             ENVIRONMENT "WINEDEBUG=-all" FIXTURES_SETUP wineprefix)
+        set_tests_properties(cross_${p}_c_suite PROPERTIES FIXTURES_REQUIRED wineprefix)
+      endif()
     endif()
   endforeach()
 endfunction()
