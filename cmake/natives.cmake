@@ -26,17 +26,19 @@ set(IWPP_CMOCKA_SOURCE_DIR "" CACHE PATH
 set(IWPP_ZIG_CC ${CMAKE_CURRENT_LIST_DIR}/toolchains/zig-cc)
 set(IWPP_JNI_VERSION_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/jni/exports.map)
 
-# Is zig there (PyPI's ziglang, or $ZIG)? Cached per build folder.
+# Is zig there (PyPI's ziglang, or $ZIG)? Asked once per configure run (a later install is seen).
 function(iwpp_have_zig out)
-  if(NOT DEFINED IWPP_ZIG_WORKS)
+  get_property(known GLOBAL PROPERTY IWPP_ZIG_WORKS SET)
+  if(NOT known)
     execute_process(COMMAND ${IWPP_ZIG_CC} --version RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
     if(rc EQUAL 0)
-      set(IWPP_ZIG_WORKS ON CACHE INTERNAL "")
+      set_property(GLOBAL PROPERTY IWPP_ZIG_WORKS ON)
     else()
-      set(IWPP_ZIG_WORKS OFF CACHE INTERNAL "")
+      set_property(GLOBAL PROPERTY IWPP_ZIG_WORKS OFF)
     endif()
   endif()
-  set(${out} ${IWPP_ZIG_WORKS} PARENT_SCOPE)
+  get_property(works GLOBAL PROPERTY IWPP_ZIG_WORKS)
+  set(${out} ${works} PARENT_SCOPE)
 endfunction()
 
 # Links libiwpp_jni.so with zig cc for a glibc target (e.g. x86_64-linux-gnu.2.17): the
@@ -255,6 +257,8 @@ function(iwpp_jar_natives_build)
                          -DIWPP_CMOCKA_INCLUDE_DIR:PATH=${base}/cmocka/include)
       else()
         list(APPEND args -DIWPP_BUILD_TESTS:BOOL=OFF)
+      endif()
+      if(IWPP_BUILD_TESTS AND NOT tests)
         message(WARNING "IWPP: ${p}: the C suite is not built (it needs CMocka's source in "
                         "/usr/local/src/iwpp and ${emulator}; scripts/setup.sh installs them)")
       endif()
