@@ -7,7 +7,7 @@
 #  - windows-x86_64: a PE32+ x86-64 DLL importing only Windows' own DLLs (no libgomp,
 #    libwinpthread or libgcc DLLs), exporting every JNI entry point;
 #  - macos-*: a Mach-O dylib of the right CPU, linking only libSystem, exporting every JNI
-#    entry point.
+#    entry point (and signed, ad hoc, on arm64).
 # The JNI entry points expected are the native methods of java/src/iwpp/IwppNative.java.
 # Usage: scripts/check_natives.sh <IWPP_Plugin.jar | native-folder> [platform,...]
 #   (default platforms: all five; MAX_GLIBC=2.28 loosens the glibc bar)
@@ -95,6 +95,10 @@ for p in "${want[@]}"; do
       id=$(llvm-objdump --macho --dylib-id "$f" | tail -n +2 | awk '{print $1}')
       libs=$(llvm-objdump --macho --dylibs-used "$f" | tail -n +2 | awk '{print $1}' | grep -vxF "$id" || true)
       [[ $id == @rpath/* ]] || bad "$p" "install name $id (a build path; want @rpath/...)"
+      # Apple silicon runs no unsigned code: the arm64 library needs (at least ad-hoc) a signature.
+      if [ "$p" = macos-arm64 ] && ! llvm-objdump --macho --private-headers "$f" | grep -q LC_CODE_SIGNATURE; then
+        bad "$p" "no code signature (LC_CODE_SIGNATURE)"
+      fi
       extra=$(echo "$libs" | grep -vxE '/usr/lib/libSystem\.B\.dylib' || true)
       if [ -n "$extra" ]; then bad "$p" "links $(echo $extra)"; else ok "$p" "$fmt, links only $(echo $libs)"; fi
       llvm-nm --extern-only --defined-only "$f" | awk '{print $NF}' | sed 's/^_//' > "$work/exports"
