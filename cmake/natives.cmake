@@ -26,17 +26,19 @@ set(IWPP_CMOCKA_SOURCE_DIR "" CACHE PATH
 set(IWPP_ZIG_CC ${CMAKE_CURRENT_LIST_DIR}/toolchains/zig-cc)
 set(IWPP_JNI_VERSION_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/jni/exports.map)
 
-# Is zig there (PyPI's ziglang, or $ZIG)? Cached per build folder.
+# Is zig there (PyPI's ziglang, or $ZIG)? Asked once per configure run (a later install is seen).
 function(iwpp_have_zig out)
-  if(NOT DEFINED IWPP_ZIG_WORKS)
+  get_property(known GLOBAL PROPERTY IWPP_ZIG_WORKS SET)
+  if(NOT known)
     execute_process(COMMAND ${IWPP_ZIG_CC} --version RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
     if(rc EQUAL 0)
-      set(IWPP_ZIG_WORKS ON CACHE INTERNAL "")
+      set_property(GLOBAL PROPERTY IWPP_ZIG_WORKS ON)
     else()
-      set(IWPP_ZIG_WORKS OFF CACHE INTERNAL "")
+      set_property(GLOBAL PROPERTY IWPP_ZIG_WORKS OFF)
     endif()
   endif()
-  set(${out} ${IWPP_ZIG_WORKS} PARENT_SCOPE)
+  get_property(works GLOBAL PROPERTY IWPP_ZIG_WORKS)
+  set(${out} ${works} PARENT_SCOPE)
 endfunction()
 
 # Links libiwpp_jni.so with zig cc for a glibc target (e.g. x86_64-linux-gnu.2.17): the
@@ -47,6 +49,12 @@ function(iwpp_zig_link_jni output triple)
   if(NOT IWPP_OPENMP_RUNTIME STREQUAL "minigomp" AND TARGET iwpp_minigomp)
     list(APPEND objects $<TARGET_OBJECTS:iwpp_minigomp>)
   endif()
+  set(targets iwpp_jni_glue iwpp_core)
+  foreach(t iwpp_minigomp iwpp_cuda iwpp_opencl iwpp_compat_shm)
+    if(TARGET ${t})
+      list(APPEND targets ${t})
+    endif()
+  endforeach()
   get_filename_component(dir ${output} DIRECTORY)
   add_custom_command(
     OUTPUT ${output}
@@ -54,7 +62,7 @@ function(iwpp_zig_link_jni output triple)
     COMMAND ${IWPP_ZIG_CC} -target ${triple} -shared -o ${output} -Wl,-soname,libiwpp_jni.so
             -Wl,--version-script=${IWPP_JNI_VERSION_SCRIPT} -Wl,--no-undefined
             ${objects} ${ARGN} -lpthread -ldl -lm
-    DEPENDS iwpp_jni_glue iwpp_core ${IWPP_JNI_VERSION_SCRIPT} ${objects}
+    DEPENDS ${targets} ${IWPP_JNI_VERSION_SCRIPT} ${objects}
     COMMENT "Linking ${output} for ${triple} (zig)"
     COMMAND_EXPAND_LISTS VERBATIM)
 endfunction()
@@ -82,7 +90,8 @@ function(iwpp_cross_jni)
     if(WIN32)
       set_target_properties(iwpp_jni PROPERTIES PREFIX "" SUFFIX ".dll")
     elseif(APPLE)
-      set_target_properties(iwpp_jni PROPERTIES PREFIX "lib" SUFFIX ".dylib")
+      set_target_properties(iwpp_jni PROPERTIES PREFIX "lib" SUFFIX ".dylib" INSTALL_NAME_DIR "@rpath"
+                                                BUILD_WITH_INSTALL_NAME_DIR ON)
     endif()
   endif()
 endfunction()
@@ -175,8 +184,10 @@ function(iwpp_jar_natives_build)
   if(IWPP_PORTABLE_LINUX_JNI)
     set(extra "")
     if(IWPP_HAVE_CUDA)
-      # cudart_static and the CUDA objects' host code need a C++ ABI runtime: zig's, static.
-      list(APPEND extra $<TARGET_FILE:CUDA::cudart_static> -lc++)
+      # cudart_static and the CUDA objects' host code need a C++ ABI runtime: zig's, static;
+      # its shm_open/shm_unlink (librt before glibc 2.34) come from native/compat/shm.c.
+      add_library(iwpp_compat_shm OBJECT ${PROJECT_SOURCE_DIR}/native/compat/shm.c)
+      list(APPEND extra $<TARGET_OBJECTS:iwpp_compat_shm> $<TARGET_FILE:CUDA::cudart_static> -lc++)
     endif()
     iwpp_zig_link_jni(${IWPP_PORTABLE_LINUX_JNI} x86_64-linux-gnu.2.17 ${extra})
     add_custom_target(iwpp_jni_portable ALL DEPENDS ${IWPP_PORTABLE_LINUX_JNI})
@@ -217,7 +228,8 @@ function(iwpp_jar_natives_build)
       -DIWPP_JNI_INCLUDE_DIRS:STRING=${jni_md}|${JAVA_INCLUDE_PATH}
       -DIWPP_JNI_HEADER_DIR:PATH=${jni_header_dir}
       -DIWPP_OPENCL_INCLUDE_DIR:PATH=${ocl_include}
-      -DIWPP_TEST_CPU_THREADS:STRING=${IWPP_CROSS_TEST_THREADS})
+      -DIWPP_TEST_CPU_THREADS:STRING=${IWPP_CROSS_TEST_THREADS}
+      -DIWPP_TEST_OPENCL_CONFIGS:STRING=queue) # PoCL through wine is slow: the default variant only
     set(deps iwpp_plugin_classes)
     set(tests OFF)
     if(p MATCHES "^macos")
@@ -245,6 +257,8 @@ function(iwpp_jar_natives_build)
                          -DIWPP_CMOCKA_INCLUDE_DIR:PATH=${base}/cmocka/include)
       else()
         list(APPEND args -DIWPP_BUILD_TESTS:BOOL=OFF)
+      endif()
+      if(IWPP_BUILD_TESTS AND NOT tests)
         message(WARNING "IWPP: ${p}: the C suite is not built (it needs CMocka's source in "
                         "/usr/local/src/iwpp and ${emulator}; scripts/setup.sh installs them)")
       endif()
@@ -263,6 +277,13 @@ function(iwpp_jar_natives_build)
                COMMAND ${CMAKE_CTEST_COMMAND} --test-dir ${base} --output-on-failure -j 2)
       set_tests_properties(cross_${p}_c_suite PROPERTIES TIMEOUT 1800 LABELS "cross"
                            ENVIRONMENT "WINEDEBUG=-all;IWPP_TEST_EMULATED=1")
+      if(p MATCHES "^windows")
+        # wine makes its prefix (~/.wine) on first use: once, before the suite's parallel tests.
+        add_test(NAME cross_${p}_wineprefix COMMAND ${_emu_${p}} wineboot --init)
+        set_tests_properties(cross_${p}_wineprefix PROPERTIES TIMEOUT 600 LABELS "cross"
+                             ENVIRONMENT "WINEDEBUG=-all" FIXTURES_SETUP wineprefix)
+        set_tests_properties(cross_${p}_c_suite PROPERTIES FIXTURES_REQUIRED wineprefix)
+      endif()
     endif()
   endforeach()
 endfunction()

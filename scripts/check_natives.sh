@@ -7,13 +7,13 @@
 #  - windows-x86_64: a PE32+ x86-64 DLL importing only Windows' own DLLs (no libgomp,
 #    libwinpthread or libgcc DLLs), exporting every JNI entry point;
 #  - macos-*: a Mach-O dylib of the right CPU, linking only libSystem, exporting every JNI
-#    entry point.
+#    entry point (and signed, ad hoc, on arm64).
 # The JNI entry points expected are the native methods of java/src/iwpp/IwppNative.java.
 # Usage: scripts/check_natives.sh <IWPP_Plugin.jar | native-folder> [platform,...]
 #   (default platforms: all five; MAX_GLIBC=2.28 loosens the glibc bar)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
 src=${1:?usage: check_natives.sh <jar|folder> [platforms]}
+root=$(cd "$(dirname "$0")/.." && pwd)
 platforms=${2:-linux-x86_64,linux-aarch64,windows-x86_64,macos-x86_64,macos-arm64}
 max_glibc=${MAX_GLIBC:-2.17}
 
@@ -21,17 +21,20 @@ for t in readelf llvm-nm llvm-readobj llvm-objdump; do
   command -v $t >/dev/null || { echo "check_natives: $t missing (Debian: binutils, llvm)" >&2; exit 2; }
 done
 
+[ -e "$src" ] || { echo "check_natives: no $src" >&2; exit 2; }
+src=$(cd "$(dirname "$src")" && pwd)/$(basename "$src")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if [ -d "$src" ]; then
   dir=$src
 else
-  (cd "$work" && unzip -q -o "$(cd "$(dirname "$src")" && pwd)/$(basename "$src")" 'native/*')
+  (cd "$work" && unzip -q -o "$src" 'native/*')
   dir=$work/native
 fi
 
 # Java_iwpp_IwppNative_<name> for every `native` method of IwppNative.java.
-grep -oE 'static native [A-Za-z0-9_\[\]]+ [A-Za-z0-9_]+' "$root/java/src/iwpp/IwppNative.java" |
+{ grep -oE 'static native [][A-Za-z0-9_]+ [A-Za-z0-9_]+\(' "$root/java/src/iwpp/IwppNative.java" || true; } |
+  tr -d '(' |
   awk '{print "Java_iwpp_IwppNative_" $4}' | sort -u > "$work/expected"
 [ -s "$work/expected" ] || { echo "check_natives: no native methods found in IwppNative.java" >&2; exit 2; }
 
@@ -89,7 +92,13 @@ for p in "${want[@]}"; do
         macos-x86_64) [[ $fmt == *Mach-O*x86-64* ]] || bad "$p" "format $fmt" ;;
         macos-arm64) [[ $fmt == *Mach-O*arm64* || $fmt == *Mach-O*aarch64* ]] || bad "$p" "format $fmt" ;;
       esac
-      libs=$(llvm-objdump --macho --dylibs-used "$f" | tail -n +2 | awk '{print $1}')
+      id=$(llvm-objdump --macho --dylib-id "$f" | tail -n +2 | awk '{print $1}')
+      libs=$(llvm-objdump --macho --dylibs-used "$f" | tail -n +2 | awk '{print $1}' | grep -vxF "$id" || true)
+      [[ $id == @rpath/* ]] || bad "$p" "install name $id (a build path; want @rpath/...)"
+      # Apple silicon runs no unsigned code: the arm64 library needs (at least ad-hoc) a signature.
+      if [ "$p" = macos-arm64 ] && ! llvm-objdump --macho --private-headers "$f" | grep -q LC_CODE_SIGNATURE; then
+        bad "$p" "no code signature (LC_CODE_SIGNATURE)"
+      fi
       extra=$(echo "$libs" | grep -vxE '/usr/lib/libSystem\.B\.dylib' || true)
       if [ -n "$extra" ]; then bad "$p" "links $(echo $extra)"; else ok "$p" "$fmt, links only $(echo $libs)"; fi
       llvm-nm --extern-only --defined-only "$f" | awk '{print $NF}' | sed 's/^_//' > "$work/exports"

@@ -9,7 +9,7 @@
  * file implements them over POSIX threads (winpthreads on Windows), so the
  * OpenMP parallelism is linked into the library itself.
  *
- * What is there: parallel regions (a fresh team of threads per region; a
+ * What is there: parallel regions (members from a pool of idle threads; a
  * region opened inside a team runs on one thread, as with nesting off),
  * barriers, single, critical (unnamed and named), atomic, worksharing loops
  * with dynamic, guided, runtime and static schedules (handed out in chunks
@@ -53,7 +53,7 @@ typedef struct team {
     unsigned long barrier_gen;
     unsigned long single_count; /* singles claimed so far (atomic) */
     ws_slot slots[WS_SLOTS];
-    int go; /* set once every member has been started */
+    int finished; /* members done with the region */
     void (*fn)(void *);
     void *data;
 } team;
@@ -135,24 +135,95 @@ EXPORT void GOMP_barrier(void)
 
 /* ------------------------------------------------------- parallel regions */
 
-typedef struct {
-    team *t;
+/* Team members come from a pool of idle threads (a new thread only when none is idle):
+   starting a thread for every region cost about 5x libgomp's region overhead. */
+typedef struct worker {
+    pthread_cond_t wake;
+    team *t; /* the job: NULL while idle */
     int id;
-} member_arg;
+    struct worker *next_idle;
+} worker;
 
-static void *member_main(void *p)
+enum { POOL_MAX_IDLE = 256 };
+static pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static worker *g_idle;
+static int g_nidle;
+
+static void member_run(team *t, int id)
 {
-    member_arg *a = p;
-    tls.t = a->t;
-    tls.id = a->id;
+    tls.t = t;
+    tls.id = id;
     tls.singles = 0;
     tls.ws_gen = 0;
     tls.ws = NULL;
-    pthread_mutex_lock(&a->t->lock);
-    while (!a->t->go) pthread_cond_wait(&a->t->cond, &a->t->lock);
-    pthread_mutex_unlock(&a->t->lock);
-    a->t->fn(a->t->data);
+    t->fn(t->data);
+    tls.t = NULL;
+    /* the last touch of the team: the master frees it once every member said so */
+    pthread_mutex_lock(&t->lock);
+    if (++t->finished == t->nthreads - 1) pthread_cond_broadcast(&t->cond);
+    pthread_mutex_unlock(&t->lock);
+}
+
+static void *worker_main(void *p)
+{
+    worker *w = p;
+    pthread_mutex_lock(&g_pool_lock);
+    for (;;) {
+        while (!w->t) pthread_cond_wait(&w->wake, &g_pool_lock);
+        team *t = w->t;
+        int id = w->id;
+        pthread_mutex_unlock(&g_pool_lock);
+        member_run(t, id);
+        pthread_mutex_lock(&g_pool_lock);
+        w->t = NULL;
+        if (g_nidle >= POOL_MAX_IDLE) break;
+        w->next_idle = g_idle;
+        g_idle = w;
+        g_nidle++;
+    }
+    pthread_mutex_unlock(&g_pool_lock);
+    pthread_cond_destroy(&w->wake);
+    free(w);
     return NULL;
+}
+
+#ifndef _WIN32
+/* A child of fork() has none of the parent's pool threads: it starts an empty pool. */
+static void pool_after_fork(void)
+{
+    g_idle = NULL;
+    g_nidle = 0;
+    pthread_mutex_init(&g_pool_lock, NULL);
+}
+static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+static void pool_register_fork(void) { pthread_atfork(NULL, NULL, pool_after_fork); }
+#endif
+
+/* An idle worker, or a new one; NULL if none can be had. Called with g_pool_lock held. */
+static worker *pool_take(void)
+{
+    worker *w = g_idle;
+    if (w) {
+        g_idle = w->next_idle;
+        g_nidle--;
+        return w;
+    }
+    w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    pthread_cond_init(&w->wake, NULL);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, (size_t)8 << 20); /* as Linux's default, everywhere */
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t th;
+    int rc = pthread_create(&th, &attr, worker_main, w);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        pthread_cond_destroy(&w->wake);
+        free(w);
+        return NULL;
+    }
+    return w;
 }
 
 static void run_team(void (*fn)(void *), void *data, unsigned num_threads,
@@ -163,21 +234,13 @@ static void run_team(void (*fn)(void *), void *data, unsigned num_threads,
     if (n > 4096) n = 4096;
     thread_state saved = tls;
 
-    team *t = calloc(1, sizeof *t);
-    pthread_t *threads = NULL;
-    member_arg *args = NULL;
-    if (t && n > 1) {
-        threads = malloc(sizeof *threads * (size_t)n);
-        args = malloc(sizeof *args * (size_t)n);
-        if (!threads || !args) n = 1;
-    }
     team one;
+    team *t = n > 1 ? calloc(1, sizeof *t) : NULL;
     if (!t) {
-        memset(&one, 0, sizeof one); /* out of memory: run the region on this thread alone */
+        memset(&one, 0, sizeof one); /* one thread (or out of memory): no allocation */
         t = &one;
         n = 1;
     }
-    t->nthreads = n;
     t->fn = fn;
     t->data = data;
     for (int i = 0; i < WS_SLOTS; ++i) t->slots[i].gen = -1;
@@ -185,39 +248,44 @@ static void run_team(void (*fn)(void *), void *data, unsigned num_threads,
     pthread_cond_init(&t->cond, NULL);
     if (setup) setup(t, setup_arg);
 
-    int started = 1;
     if (n > 1) {
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setstacksize(&attr, (size_t)8 << 20); /* as Linux's default, everywhere */
-        for (int i = 1; i < n; ++i) {
-            args[i].t = t;
-            args[i].id = i;
-            if (pthread_create(&threads[i], &attr, member_main, &args[i]) != 0) break;
-            started++;
+        /* Take the members first, so that the team's size is final (barriers count on
+           it) before any of them starts; fewer threads than asked if no more can start. */
+        worker *members[64], **m = members;
+        if (n - 1 > 64 && !(m = malloc(sizeof *m * (size_t)(n - 1)))) n = 1;
+        int got = 0;
+#ifndef _WIN32
+        pthread_once(&g_atfork_once, pool_register_fork);
+#endif
+        pthread_mutex_lock(&g_pool_lock);
+        while (got < n - 1 && (m[got] = pool_take()) != NULL) got++;
+        t->nthreads = got + 1;
+        for (int i = 0; i < got; ++i) {
+            m[i]->t = t;
+            m[i]->id = i + 1;
+            pthread_cond_signal(&m[i]->wake);
         }
-        pthread_attr_destroy(&attr);
-        /* The members wait at this gate until the team's size is final (smaller
-           than asked if a thread could not be started): barriers count on it. */
-        pthread_mutex_lock(&t->lock);
-        t->nthreads = started;
-        t->go = 1;
-        pthread_cond_broadcast(&t->cond);
-        pthread_mutex_unlock(&t->lock);
+        pthread_mutex_unlock(&g_pool_lock);
+        if (m != members) free(m);
+    } else {
+        t->nthreads = 1;
     }
+
     tls.t = t;
     tls.id = 0;
     tls.singles = 0;
     tls.ws_gen = 0;
     tls.ws = NULL;
     fn(data);
-    for (int i = 1; i < started; ++i) pthread_join(threads[i], NULL);
+    if (t->nthreads > 1) {
+        pthread_mutex_lock(&t->lock);
+        while (t->finished < t->nthreads - 1) pthread_cond_wait(&t->cond, &t->lock);
+        pthread_mutex_unlock(&t->lock);
+    }
     tls = saved;
     pthread_cond_destroy(&t->cond);
     pthread_mutex_destroy(&t->lock);
     if (t != &one) free(t);
-    free(threads);
-    free(args);
 }
 
 EXPORT void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags)
