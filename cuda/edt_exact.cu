@@ -1061,10 +1061,10 @@ struct cu_plan {
     int wb_seg;     /* long-line segment length */
 };
 
-static void plan_exact(const cuda_state *st, int64_t w, int64_t h, int64_t d, cu_plan *P)
+static void plan_exact(const iwpp_context *ctx, const cuda_state *st, int64_t w, int64_t h, int64_t d, cu_plan *P)
 {
-    const char *wb_env = getenv("IWPP_CUDA_EDT_WIDE"), *rv = getenv("IWPP_CUDA_EDT_ROWS"),
-               *cv = getenv("IWPP_CUDA_EDT_COLS"), *tv = getenv("IWPP_CUDA_EDT_COL_TILE");
+    const char *wb_env = iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_WIDE), *rv = iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_ROWS),
+               *cv = iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_COLS), *tv = iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_COL_TILE);
     const long long wb_want = wb_env ? atoll(wb_env) : -1;
     const int cb_want = tv ? atoi(tv) : -1;
     const bool rows_banded = rv && !strcmp(rv, "banded"), cols_banded = cv && !strcmp(cv, "banded");
@@ -1120,7 +1120,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     cudaStream_t s = st->stream;
     const int64_t w = bin->w, h = bin->h, d = bin->d, n = w * h * d;
     cu_plan P;
-    plan_exact(st, w, h, d, &P);
+    plan_exact(ctx, st, w, h, d, &P);
     const bool rows_env = P.rows == ROWS_MERGED, rows_fast = P.rows == ROWS_BANDED, rows_wide = P.rows == ROWS_WIDE;
     const bool cols_env = P.cols == COLS_MERGED, cols_fast = cols_env || P.cols == COLS_BANDED,
                cols_wide = P.cols == COLS_WIDE;
@@ -1191,8 +1191,8 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     void (*rb_kern)(const int32_t *, const int32_t *, float *, int64_t *, int64_t, int64_t, int64_t, double, double,
                     double) = edt_rows<RB_THREADS>;
     if (rows_fast) {
-        /* block size for measurements: IWPP_CUDA_EDT_ROW_THREADS = 256 or 512 */
-        const char *ev = getenv("IWPP_CUDA_EDT_ROW_THREADS");
+        /* block size for measurements: tuning key cuda.edt_row_threads = 256 or 512 */
+        const char *ev = iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_ROW_THREADS);
         if (ev && atoi(ev) == 256) {
             rb_threads = 256;
             rb_kern = edt_rows<256>;
@@ -1219,10 +1219,10 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         if (env_bytes > 48 * 1024)
             CU_TRY(ctx, cu_allow_smem(st, env_kern), "configuring the distance transform's row kernel");
         /* about 4 pixels a thread, 64 to 512 threads (short 3D rows: more blocks per SM);
-         * IWPP_CUDA_EDT_ROW_THREADS = 64 .. 512 (a power of two) for measurements */
+         * cuda.edt_row_threads = 64 .. 512 (a power of two) for measurements */
         env_threads = 64;
         while (env_threads < RB_THREADS && (int64_t)env_threads * 4 < w) env_threads *= 2;
-        const char *ev = getenv("IWPP_CUDA_EDT_ROW_THREADS");
+        const char *ev = iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_ROW_THREADS);
         const int want_t = ev ? atoi(ev) : 0;
         if (want_t >= 64 && want_t <= RB_THREADS && (want_t & (want_t - 1)) == 0) env_threads = (unsigned)want_t;
         int occ = 0;

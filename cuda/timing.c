@@ -464,10 +464,10 @@ int main(int argc, char **argv)
         for (int k = 0; k < 4; ++k) {
             char nm[64];
             snprintf(nm, sizeof nm, "tissue fh raster=%s", its[k]);
-            setenv("IWPP_CUDA_RASTER_ITERATIONS", its[k], 1);
+            iwpp_context_set_tuning(g, "cuda.raster_iterations", its[k]);
             run_recon(g, c, nm, mask, r, n, work);
         }
-        unsetenv("IWPP_CUDA_RASTER_ITERATIONS");
+        iwpp_context_set_tuning(g, "cuda.raster_iterations", NULL);
     }
     iwpp_context_set_queue_variant(g, IWPP_QUEUE_PREFIXSUM);
     run_recon(g, c, "tissue fh/prefixsum", mask, r, n, work);

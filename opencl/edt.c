@@ -99,13 +99,13 @@ typedef struct exact_plan {
     cl_int cb_tx;   /* columns per tile */
 } exact_plan;
 
-static void plan_exact(const iwpp_ocl *s, int wide_group_ok, cl_int w, cl_int h, cl_int d, exact_plan *P)
+static void plan_exact(const iwpp_context *ctx, const iwpp_ocl *s, int wide_group_ok, cl_int w, cl_int h, cl_int d, exact_plan *P)
 {
     const int is3 = d > 1;
     cl_ulong lmem = s->local_mem;
-    const char *ev = getenv("IWPP_OCL_EDT_LOCAL_MEM");
+    const char *ev = iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_LOCAL_MEM);
     if (ev && atol(ev) > 0 && (cl_ulong)atol(ev) < lmem) lmem = (cl_ulong)atol(ev);
-    const char *rv = getenv("IWPP_OCL_EDT_ROWS"), *cv = getenv("IWPP_OCL_EDT_COLS");
+    const char *rv = iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_ROWS), *cv = iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_COLS);
     const int want_banded = rv && !strcmp(rv, "banded"), want_wide = rv && !strcmp(rv, "wide"),
               want_serial = rv && !strcmp(rv, "serial");
     const size_t nb = ((size_t)w + RB_S - 1) / RB_S, nsb = (nb + RB_SB - 1) / RB_SB;
@@ -173,13 +173,13 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_rows_env", &k_renv)) ||
         (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, "edt_cols_env", &k_cenv)))
         return rs;
-    const char *ev = getenv("IWPP_OCL_EDT_FRESH");
+    const char *ev = iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_FRESH);
     const int fresh = ev && atoi(ev) == 1;
 
     const size_t wb_lf = (size_t)RB_PAD((size_t)(WB_BANDS * RB_S)) * sizeof(cl_double),
                  wb_lst = (size_t)WB_BANDS * RB_S, wb_lmin = (size_t)WB_BANDS * sizeof(cl_double);
     exact_plan P;
-    plan_exact(s, iwpp_ocl_group_size(s, k_wb, WB_BANDS) == WB_BANDS, w, h, d, &P);
+    plan_exact(ctx, s, iwpp_ocl_group_size(s, k_wb, WB_BANDS) == WB_BANDS, w, h, d, &P);
     const int rows_env = P.rows == ROWS_MERGED, rows_fast = P.rows == ROWS_BANDED, rows_wide = P.rows == ROWS_WIDE;
     const int cols_env = P.cols == COLS_MERGED, cols_fast = cols_env || P.cols == COLS_BANDED;
     const size_t nb = ((size_t)w + RB_S - 1) / RB_S, nsb = (nb + RB_SB - 1) / RB_SB;
@@ -303,7 +303,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
          * pixels a work-item, 64 to 512 (short 3D rows: more groups per compute unit) */
         size_t want_lsz = 64;
         while (s->is_gpu && want_lsz < 512 && want_lsz * 4 < (size_t)w) want_lsz *= 2;
-        ev = getenv("IWPP_OCL_EDT_ROW_THREADS");
+        ev = iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_ROW_THREADS);
         if (ev && atoi(ev) > 0) want_lsz = (size_t)atoi(ev);
         const size_t lsz = iwpp_ocl_group_size(s, k_renv, want_lsz);
         size_t groups = (size_t)s->compute_units * 64;
@@ -327,7 +327,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     } else if (rows_fast) {
         /* pass C: one work-group per row (a loop over rows when there are more rows than groups) */
         size_t want_lsz = s->is_gpu ? 512 : 64;
-        ev = getenv("IWPP_OCL_EDT_ROW_THREADS");
+        ev = iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_ROW_THREADS);
         if (ev && atoi(ev) > 0) want_lsz = (size_t)atoi(ev);
         const size_t wr = ((size_t)w + 31) / 32 * 32;
         if (want_lsz > wr) want_lsz = wr;
@@ -377,7 +377,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         IWPP_KLOCAL(s, k_wb, a++, wb_lmin);
         if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_wb, groups * WB_BANDS, WB_BANDS);
         size_t want_q = s->is_gpu ? 256 : 64;
-        ev = getenv("IWPP_OCL_EDT_WIDE_THREADS");
+        ev = iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_WIDE_THREADS);
         if (ev && atoi(ev) > 0) want_q = (size_t)atoi(ev);
         const size_t lq = iwpp_ocl_group_size(s, k_wq, want_q);
         const size_t qpr = ((size_t)w + lq - 1) / lq;

@@ -184,6 +184,13 @@ int harness_init(const char *program)
     return 0;
 }
 
+void harness_tune(const char *key, const char *value)
+{
+    for (int i = 0; i < g_ncfg; ++i)
+        if (g_cfg[i].ctx && iwpp_context_set_tuning(g_cfg[i].ctx, key, value) != IWPP_OK)
+            fail_msg("tuning %s = %s: %s", key, value ? value : "(default)", iwpp_error_message(g_cfg[i].ctx));
+}
+
 void harness_fini(void)
 {
     for (int i = 0; i < g_ncfg; ++i) {

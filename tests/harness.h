@@ -116,6 +116,10 @@ int check_equal(const timg *got, const double *expected, const char *what);
 int check_padding(const timg *got, const char *what);
 /** Print "FAIL: <what>: <status> <message>" and return 1 if @p st != IWPP_OK. */
 int check_ok(iwpp_status st, iwpp_context *ctx, const char *what);
+
+/* A tuning setting (iwpp_context_set_tuning) on every configuration's context; NULL value:
+ * back to the default. Fails the test on a refused key. */
+void harness_tune(const char *key, const char *value);
 /** Limit the number of failing cases printed per test. */
 void note_failure(int *fails);
 

@@ -211,10 +211,10 @@ static void test_long_lines(void **state)
 }
 
 /* OpenCL pass C (and pass B) for lines too long for local memory, forced on small images:
- * IWPP_OCL_EDT_ROWS=wide (band tables in global memory, a row over several work-groups of 64
- * bands: 2100 and 4200 pixels cross group and superband boundaries), IWPP_OCL_EDT_LOCAL_MEM
+ * ocl.edt_rows=wide (band tables in global memory, a row over several work-groups of 64
+ * bands: 2100 and 4200 pixels cross group and superband boundaries), ocl.edt_local_mem
  * (the automatic choice under a small local memory: wide rows, and one work-item per column in
- * 3D) and IWPP_OCL_EDT_ROWS=serial (one work-item per row). */
+ * 3D) and ocl.edt_rows=serial (one work-item per row). */
 static void test_wide_rows(void **state)
 {
     (void)state;
@@ -224,25 +224,25 @@ static void test_wide_rows(void **state)
     static const odims small_lm[] = {{500, 6, 1}, {400, 3, 2}, {9, 300, 2}, {160, 130, 2}};
     static const odims serial[] = {{300, 5, 1}, {70, 4, 3}};
     int fails = 0;
-    setenv("IWPP_OCL_EDT_ROWS", "wide", 1);
+    harness_tune("ocl.edt_rows", "wide");
     fails += random_cases(800, wide, sizeof wide / sizeof wide[0]);
-    unsetenv("IWPP_OCL_EDT_ROWS");
-    setenv("IWPP_OCL_EDT_LOCAL_MEM", "1024", 1);
+    harness_tune("ocl.edt_rows", NULL);
+    harness_tune("ocl.edt_local_mem", "1024");
     fails += random_cases(900, small_lm, sizeof small_lm / sizeof small_lm[0]);
-    unsetenv("IWPP_OCL_EDT_LOCAL_MEM");
-    setenv("IWPP_OCL_EDT_ROWS", "serial", 1);
+    harness_tune("ocl.edt_local_mem", NULL);
+    harness_tune("ocl.edt_rows", "serial");
     fails += random_cases(1000, serial, sizeof serial / sizeof serial[0]);
-    unsetenv("IWPP_OCL_EDT_ROWS");
+    harness_tune("ocl.edt_rows", NULL);
     assert_int_equal(fails, 0);
 }
 
 /* CUDA passes C and B (3D) for lines too long for one block's shared memory: band tables in
  * global memory, a line over several blocks (cuda/edt.cu, edt_wbuild / edt_wquery).
- * IWPP_CUDA_EDT_WIDE=N forces that path on every line with segments of N pixels: 64 and 96 put
+ * cuda.edt_wide=N forces that path on every line with segments of N pixels: 64 and 96 put
  * 2 and 3 bands in a segment, so these sizes cross segment, band and superband (1024 pixel)
  * boundaries in rows and, in 3D, in columns along y; then rows of 70000 pixels and columns of
  * 30000 (3D), too long for shared memory on any current GPU, take it without the switch, and
- * IWPP_CUDA_EDT_WIDE=0 gives them the one-thread-per-line kernels. */
+ * cuda.edt_wide=0 gives them the one-thread-per-line kernels. */
 static int cuda_wide_sparse(uint64_t seed, odims d, const double *sp)
 {
     trng r;
@@ -289,15 +289,15 @@ static void test_cuda_wide_lines(void **state)
     static const odims forced[] = {{2100, 3, 1}, {300, 5, 1}, {33, 2, 1}, {70, 4, 3}, {5, 1100, 2}, {2, 2, 40}};
     const odims wide_row = {70000, 2, 1}, tall_col = {3, 30000, 2};
     int fails = 0;
-    setenv("IWPP_CUDA_EDT_WIDE", "64", 1);
+    harness_tune("cuda.edt_wide", "64");
     fails += random_cases(1100, forced, sizeof forced / sizeof forced[0]);
     fails += cuda_wide_sparse(1150, (odims){4000, 2, 1}, SP_MICRO);
     fails += cuda_wide_sparse(1151, (odims){3, 3000, 2}, SP_ANISO);
     fails += cuda_wide_variant((odims){40, 3, 1}, "/wide-rows", 1);
     fails += cuda_wide_variant((odims){4, 50, 3}, "/wide-rows/wide-cols", 1);
-    setenv("IWPP_CUDA_EDT_WIDE", "96", 1);
+    harness_tune("cuda.edt_wide", "96");
     fails += random_cases(1200, forced, 5);
-    unsetenv("IWPP_CUDA_EDT_WIDE");
+    harness_tune("cuda.edt_wide", NULL);
     fails += cuda_wide_sparse(1300, wide_row, NULL);
     fails += cuda_wide_sparse(1301, wide_row, SP_ANISO2);
     fails += cuda_wide_sparse(1302, tall_col, SP_ANISO);
@@ -305,12 +305,12 @@ static void test_cuda_wide_lines(void **state)
     fails += cuda_wide_variant(tall_col, "/merged-rows/wide-cols", 1);
     fails += cuda_wide_variant((odims){400, 300, 1}, "/merged-rows", 1);
     fails += cuda_wide_variant((odims){30000, 2, 1}, "/merged-rows", 1);
-    setenv("IWPP_CUDA_EDT_WIDE", "0", 1);
+    harness_tune("cuda.edt_wide", "0");
     fails += cuda_wide_sparse(1303, wide_row, SP_ANISO);
     fails += cuda_wide_sparse(1304, tall_col, NULL);
     fails += cuda_wide_variant(wide_row, "wide", 0);
     fails += cuda_wide_variant(tall_col, "wide", 0);
-    unsetenv("IWPP_CUDA_EDT_WIDE");
+    harness_tune("cuda.edt_wide", NULL);
     assert_int_equal(fails, 0);
 }
 
@@ -451,19 +451,19 @@ static void test_shapes(void **state)
  * columns of more than one band. On a GPU the row pass (3D: and the column pass) must be the
  * merged-envelope one. */
 /* The older row and column passes (banded query over band tables), which the plan keeps for
- * comparisons (IWPP_{CUDA,OCL}_EDT_ROWS=banded, IWPP_{CUDA,OCL}_EDT_COLS=banded): still exact. */
+ * comparisons (tuning keys {cuda,ocl}.edt_rows=banded, {cuda,ocl}.edt_cols=banded): still exact. */
 static void test_banded_paths(void **state)
 {
     (void)state;
     if (g_backend == IWPP_BACKEND_CPU) skip();
     const int ocl = g_backend == IWPP_BACKEND_OPENCL;
     static const odims sizes[] = {{300, 5, 1}, {1100, 3, 1}, {70, 40, 3}, {17, 70, 4}};
-    setenv(ocl ? "IWPP_OCL_EDT_ROWS" : "IWPP_CUDA_EDT_ROWS", "banded", 1);
-    setenv(ocl ? "IWPP_OCL_EDT_COLS" : "IWPP_CUDA_EDT_COLS", "banded", 1);
+    harness_tune(ocl ? "ocl.edt_rows" : "cuda.edt_rows", "banded");
+    harness_tune(ocl ? "ocl.edt_cols" : "cuda.edt_cols", "banded");
     int fails = random_cases(1400, sizes, sizeof sizes / sizeof sizes[0]);
     fails += cuda_wide_variant((odims){70, 40, 3}, "/banded-rows/banded-cols", 1);
-    unsetenv(ocl ? "IWPP_OCL_EDT_ROWS" : "IWPP_CUDA_EDT_ROWS");
-    unsetenv(ocl ? "IWPP_OCL_EDT_COLS" : "IWPP_CUDA_EDT_COLS");
+    harness_tune(ocl ? "ocl.edt_rows" : "cuda.edt_rows", NULL);
+    harness_tune(ocl ? "ocl.edt_cols" : "cuda.edt_cols", NULL);
     fails += cuda_wide_variant((odims){70, 40, 3}, "/merged-rows/merged-cols", 1);
     assert_int_equal(fails, 0);
 }

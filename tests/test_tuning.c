@@ -17,11 +17,6 @@
 #include "backend.h"
 #include "iwpp.h"
 
-#ifdef _WIN32 /* (the windows-x86_64 build's suite runs under wine) */
-#define setenv(name, value, overwrite) _putenv_s((name), (value))
-#define unsetenv(name) _putenv_s((name), "")
-#endif
-
 static void test_env_read_at_create(void **state)
 {
     (void)state;
