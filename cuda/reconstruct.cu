@@ -415,6 +415,11 @@ extern "C" iwpp_status iwpp_cuda_reconstruct(iwpp_context *ctx, iwpp_buf *marker
     }
     if (e != IWPP_OK) return e;
     if ((e = cu_timer_stop(ctx)) != IWPP_OK) return e;
+    /* F32: every zero of the result is +0, as on the CPU (x + 0.0f turns -0 into +0 and leaves
+       every other value, NaN and infinities included, as it is); which zero a pixel keeps would
+       otherwise depend on the order of updates (streams, tiles, atomics) */
+    if (marker->type == IWPP_F32 && (e = iwpp_cuda_pointwise(ctx, IWPP_PW_ADD_SCALAR, marker, marker, NULL, 0.0)) != IWPP_OK)
+        return e;
     if (mega)
         snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "megapixel");
     else

@@ -1228,11 +1228,10 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
                  fms, rms);
         o->compute_ms = 0.0;
     }
-    /* The CPU backend's reconstruction gives every F32 zero as +0 (the sign of a zero would
-       otherwise depend on the order of updates: threads, tiles); re-runs can bring a -0 of the
-       mask, so a CPU context's tiled result gets the same rule. */
-    if (st == IWPP_OK && marker->type == IWPP_F32 && ctx->ops->kind == IWPP_BACKEND_CPU)
-        plus_zeros(marker);
+    /* Every backend's reconstruction gives every F32 zero as +0 (the sign of a zero would
+       otherwise depend on the order of updates: threads, tiles, streams); host re-runs can bring
+       a -0 of the mask, so the tiled result gets the same rule. */
+    if (st == IWPP_OK && marker->type == IWPP_F32) plus_zeros(marker);
 out:
     free(w); /* the buffers stay with the worker contexts for the next call */
     if (s.halo)

@@ -273,8 +273,23 @@ done:
     return rs;
 }
 
+static iwpp_status ocl_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask, int connectivity,
+                                   iwpp_morph_mode mode);
+
 iwpp_status iwpp_ocl_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask,
                                  int connectivity, iwpp_morph_mode mode)
+{
+    iwpp_status st = ocl_reconstruct(ctx, marker, mask, connectivity, mode);
+    /* F32: every zero of the result is +0, as on the CPU (x + 0.0f turns -0 into +0 and leaves
+       every other value as it is); which zero a pixel keeps would otherwise depend on the order
+       of updates */
+    if (st == IWPP_OK && marker->type == IWPP_F32)
+        st = iwpp_ocl_pointwise(ctx, IWPP_PW_ADD_SCALAR, marker, marker, NULL, 0.0);
+    return st;
+}
+
+static iwpp_status ocl_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask, int connectivity,
+                                   iwpp_morph_mode mode)
 {
     iwpp_ocl *s = iwpp_ocl_state(ctx);
     const int64_t n64 = iwpp_buf_count(marker);
