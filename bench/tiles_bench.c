@@ -58,6 +58,25 @@ static void print_floor(const char *label, double whole_ms, double compute_ms, d
            label, floor_ms, up_bytes / 1e6, down_bytes / 1e6, whole_ms / floor_ms);
 }
 
+#ifdef IWPP_HAVE_CUDA
+typedef void (*copy_fn)(void *, const void *, size_t);
+static void memcpy_fn(void *d, const void *s, size_t n) { memcpy(d, s, n); }
+
+/* Milliseconds for @p fn to copy @p bytes from @p src to @p dst, split over @p nt threads. */
+static double par_copy(copy_fn fn, void *dst, const void *src, size_t bytes, int nt)
+{
+    double t0 = synth_now_ms();
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+#endif
+    for (int t = 0; t < nt; ++t) {
+        size_t a = bytes / (size_t)nt * (size_t)t, b = t == nt - 1 ? bytes : bytes / (size_t)nt * (size_t)(t + 1);
+        fn((char *)dst + a, (const char *)src + a, b - a);
+    }
+    return synth_now_ms() - t0;
+}
+#endif
+
 static void bandwidth(void)
 {
 #ifdef IWPP_HAVE_CUDA
@@ -92,58 +111,25 @@ static void bandwidth(void)
             g_down_rate = bytes / best_down;
         }
     }
-    /* What the staging copies can reach: host memcpy between ordinary and pinned memory with
-     * several threads (the whole-call path copies through pinned chunks on the host's cores). */
-    for (int nt = 1; nt <= 32; nt *= 2) {
-        double best_in = 1e30, best_out = 1e30;
-        for (int r = 0; r < 3; ++r) {
-            double t0 = synth_now_ms();
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static, 1)
-#endif
-            for (int t = 0; t < nt; ++t) {
-                size_t a = bytes / (size_t)nt * (size_t)t, b = t == nt - 1 ? bytes : bytes / (size_t)nt * (size_t)(t + 1);
-                memcpy((char *)pinned + a, (char *)pageable + a, b - a);
+    /* What the staging copies can reach: host copies between ordinary and pinned memory with
+     * several threads (the whole-call path copies through pinned chunks on the host's cores),
+     * by memcpy and by the library's streaming-store copy. */
+    static const struct {
+        const char *name;
+        copy_fn fn;
+    } copies[2] = {{"memcpy", memcpy_fn}, {"stream", iwpp_stream_copy}};
+    for (int nt = 1; nt <= 32; nt *= 2)
+        for (int c = 0; c < 2; ++c) {
+            double best_in = 1e30, best_out = 1e30;
+            for (int r = 0; r < 3; ++r) {
+                double t_in = par_copy(copies[c].fn, pinned, pageable, bytes, nt);
+                double t_out = par_copy(copies[c].fn, pageable, pinned, bytes, nt);
+                if (t_in < best_in) best_in = t_in;
+                if (t_out < best_out) best_out = t_out;
             }
-            double t1 = synth_now_ms();
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static, 1)
-#endif
-            for (int t = 0; t < nt; ++t) {
-                size_t a = bytes / (size_t)nt * (size_t)t, b = t == nt - 1 ? bytes : bytes / (size_t)nt * (size_t)(t + 1);
-                memcpy((char *)pageable + a, (char *)pinned + a, b - a);
-            }
-            double t2 = synth_now_ms();
-            if (t1 - t0 < best_in) best_in = t1 - t0;
-            if (t2 - t1 < best_out) best_out = t2 - t1;
+            printf("host %-6s %2d threads: ordinary->pinned %6.1f GB/s   pinned->ordinary %6.1f GB/s\n",
+                   copies[c].name, nt, bytes / best_in / 1e6, bytes / best_out / 1e6);
         }
-        printf("host memcpy %2d threads: ordinary->pinned %6.1f GB/s   pinned->ordinary %6.1f GB/s\n", nt,
-               bytes / best_in / 1e6, bytes / best_out / 1e6);
-        best_in = best_out = 1e30;
-        for (int r = 0; r < 3; ++r) {
-            double t0 = synth_now_ms();
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static, 1)
-#endif
-            for (int t = 0; t < nt; ++t) {
-                size_t a = bytes / (size_t)nt * (size_t)t, b = t == nt - 1 ? bytes : bytes / (size_t)nt * (size_t)(t + 1);
-                iwpp_stream_copy((char *)pinned + a, (char *)pageable + a, b - a);
-            }
-            double t1 = synth_now_ms();
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static, 1)
-#endif
-            for (int t = 0; t < nt; ++t) {
-                size_t a = bytes / (size_t)nt * (size_t)t, b = t == nt - 1 ? bytes : bytes / (size_t)nt * (size_t)(t + 1);
-                iwpp_stream_copy((char *)pageable + a, (char *)pinned + a, b - a);
-            }
-            double t2 = synth_now_ms();
-            if (t1 - t0 < best_in) best_in = t1 - t0;
-            if (t2 - t1 < best_out) best_out = t2 - t1;
-        }
-        printf("host stream %2d threads: ordinary->pinned %6.1f GB/s   pinned->ordinary %6.1f GB/s\n", nt,
-               bytes / best_in / 1e6, bytes / best_out / 1e6);
-    }
     cudaFree(dev);
     cudaFreeHost(pinned);
     free(pageable);
