@@ -160,6 +160,11 @@ final class IwppRun {
                 /* a label saved by another version: keep device 0 */
             }
         }
+        /* "automatic" (0) lets the library choose per call (small images sequential, busy cores
+           left alone); ImageJ's own setting (Edit > Options > Memory & Threads) caps it when the
+           user lowered it below the cores */
+        if (threads <= 0 && ij.Prefs.getThreads() < Runtime.getRuntime().availableProcessors())
+            threads = ij.Prefs.getThreads();
         return new int[] { backend, device, threads };
     }
 
