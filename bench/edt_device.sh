@@ -10,18 +10,8 @@
 # Estimated 6-7 minutes with the defaults (build 2-3, tests 1-2, families 1, CuPy + SciPy 2).
 set -u
 PHASE=${1:-all}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=${OUT:-$ROOT/build-edt-out}
-mkdir -p "$OUT"
-exec > >(tee "$OUT/edt.log") 2>&1
-START=$(date +%s)
-stamp() { echo "== [$(( $(date +%s) - START )) s] $*"; }
-mkdir -p /tmp/cm && for f in "$ROOT"/.device/*.deb; do dpkg -x "$f" /tmp/cm; done
-if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
-  mkdir -p /tmp/icd && echo libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
-  for f in /etc/OpenCL/vendors/*.icd; do [ -e "$f" ] && cp "$f" /tmp/icd/; done
-  export OCL_ICD_VENDORS=/tmp/icd
-fi
+LOG_NAME=edt
+. "$(dirname "$0")/device_env.sh"
 nvidia-smi -L; nproc
 B=$ROOT/build-edt
 stamp configure

@@ -8,18 +8,8 @@
 # device tool's 10 minutes per call).
 set -u
 PHASE=${1:-all}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=${OUT:-$ROOT/build-final-out}
-mkdir -p "$OUT"
-exec > >(tee "$OUT/final.log") 2>&1
-START=$(date +%s)
-stamp() { echo "== [$(( $(date +%s) - START )) s] $*"; }
-mkdir -p /tmp/cm && for f in "$ROOT"/.device/*.deb; do dpkg -x "$f" /tmp/cm; done
-if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
-  mkdir -p /tmp/icd && echo libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
-  for f in /etc/OpenCL/vendors/*.icd; do [ -e "$f" ] && cp "$f" /tmp/icd/; done
-  export OCL_ICD_VENDORS=/tmp/icd
-fi
+LOG_NAME=final
+. "$(dirname "$0")/device_env.sh"
 nvidia-smi -L; nproc
 B=$ROOT/build-final
 stamp configure

@@ -6,18 +6,8 @@
 # Sizes: TILES_SIZES (default 8192,32768), TILES_BIG (default 98304, "" to skip).
 set -u
 PHASE=${1:-all}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=${OUT:-$ROOT/build-tiles-out}
-mkdir -p "$OUT"
-exec > >(tee "$OUT/tiles.log") 2>&1
-START=$(date +%s)
-stamp() { echo "== [$(( $(date +%s) - START )) s] $*"; }
-mkdir -p /tmp/cm && for f in "$ROOT"/.device/*.deb; do dpkg -x "$f" /tmp/cm; done
-if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
-  mkdir -p /tmp/icd && echo libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
-  for f in /etc/OpenCL/vendors/*.icd; do [ -e "$f" ] && cp "$f" /tmp/icd/; done
-  export OCL_ICD_VENDORS=/tmp/icd
-fi
+LOG_NAME=tiles
+. "$(dirname "$0")/device_env.sh"
 nvidia-smi -L; nproc; free -g | head -2
 B=$ROOT/build-tiles
 stamp configure
