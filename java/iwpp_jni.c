@@ -469,6 +469,7 @@ static const char *array_sig(iwpp_type t)
     case IWPP_U16: return "[S";
     case IWPP_F32: return "[F";
     case IWPP_I64: return "[J";
+    case IWPP_U32: return "[I";
     }
     return NULL;
 }
@@ -480,6 +481,7 @@ static const char *java_type_name(iwpp_type t)
     case IWPP_U16: return "short[]";
     case IWPP_F32: return "float[]";
     case IWPP_I64: return "long[]";
+    case IWPP_U32: return "int[]";
     }
     return "?";
 }
@@ -627,6 +629,7 @@ static int jimage_build(JNIEnv *env, const char *what, jobjectArray slices, jint
             case IWPP_U16: (*env)->GetShortArrayRegion(env, (jshortArray)s, 0, n, (jshort *)dst); break;
             case IWPP_F32: (*env)->GetFloatArrayRegion(env, (jfloatArray)s, 0, n, (jfloat *)dst); break;
             case IWPP_I64: (*env)->GetLongArrayRegion(env, (jlongArray)s, 0, n, (jlong *)dst); break;
+            case IWPP_U32: (*env)->GetIntArrayRegion(env, (jintArray)s, 0, n, (jint *)dst); break;
             }
             if ((*env)->ExceptionCheck(env))
                 break;
@@ -666,6 +669,7 @@ static int jimage_store(JNIEnv *env, const jimage *im)
         case IWPP_U16: (*env)->SetShortArrayRegion(env, (jshortArray)s, 0, n, (const jshort *)src); break;
         case IWPP_F32: (*env)->SetFloatArrayRegion(env, (jfloatArray)s, 0, n, (const jfloat *)src); break;
         case IWPP_I64: (*env)->SetLongArrayRegion(env, (jlongArray)s, 0, n, (const jlong *)src); break;
+        case IWPP_U32: (*env)->SetIntArrayRegion(env, (jintArray)s, 0, n, (const jint *)src); break;
         }
         if ((*env)->ExceptionCheck(env))
             return -1;

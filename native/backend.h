@@ -115,7 +115,22 @@ typedef struct iwpp_backend_ops {
      *  fastest (CUDA: page-locked); NULL if it cannot be had. */
     void *(*host_alloc)(iwpp_context *ctx, size_t bytes);
     void (*host_free)(iwpp_context *ctx, void *p);
+
+    /* ---- labels (native/ops/labels.c); NULL = IWPP_EUNSUPPORTED on this backend ---- */
+    /** Connected components of @p in (U8/U16/F32) into @p labels (U16 or U32), numbered in
+     *  raster order of each component's first pixel (iwpp_label). *count = components. A U16
+     *  @p labels that cannot hold the count: return iwpp_labels_overflow() and write nothing. */
+    iwpp_status (*label)(iwpp_context *ctx, const iwpp_buf *in, int connectivity,
+                         iwpp_label_mode mode, iwpp_buf *labels, int64_t *count);
+    /** Marker-controlled watershed (iwpp_watershed) of @p in (U8/U16/F32) from @p markers into
+     *  @p labels (both U16 or both U32, never the same buffer); @p mask U8 (nonzero = inside)
+     *  or NULL = everywhere. Markers outside the mask are the backend's to ignore. */
+    iwpp_status (*watershed)(iwpp_context *ctx, const iwpp_buf *in, const iwpp_buf *markers,
+                             const iwpp_buf *mask, int connectivity, int lines, iwpp_buf *labels);
 } iwpp_backend_ops;
+
+/** The error for @p count labels that do not fit in a U16 output (labels.c). */
+iwpp_status iwpp_labels_overflow(iwpp_context *ctx, int64_t count);
 
 /** One entry of a context's worker list (iwpp_context_set_workers; native/tiles.c). */
 typedef struct iwpp_worker_spec {

@@ -392,6 +392,12 @@ iwpp_status iwpp_check_image(iwpp_context *ctx, const iwpp_image *im, const char
         if (types == IWPP_TYPE_BIT(IWPP_I64))
             return iwpp_set_error(ctx, IWPP_EINVAL, "%s must be a 64-bit integer (i64) image, not %s",
                                   what, iwpp_type_name(im->type));
+        if (types == IWPP_TYPES_LABEL_OUT)
+            return iwpp_set_error(ctx, IWPP_EINVAL, "%s must be a 16-bit (u16) or 32-bit (u32) label image, not %s",
+                                  what, iwpp_type_name(im->type));
+        if (types == IWPP_TYPES_LABEL_IN)
+            return iwpp_set_error(ctx, IWPP_EINVAL, "%s must be a u8, u16 or u32 label image, not %s", what,
+                                  iwpp_type_name(im->type));
         return iwpp_set_error(ctx, IWPP_EUNSUPPORTED,
                               "%s has pixel type %s; this operation takes u8, u16 or f32 images", what,
                               iwpp_type_name(im->type));
@@ -601,6 +607,8 @@ static void view_span(const iwpp_image *im, uintptr_t *lo, uintptr_t *hi)
     *hi = *lo + (uintptr_t)last * iwpp_type_size(im->type);
 }
 
+int iwpp_views_overlap(const iwpp_image *a, const iwpp_image *b) { return views_overlap(a, b); }
+
 static int views_overlap(const iwpp_image *a, const iwpp_image *b)
 {
     if (!a || !b) return 0;
@@ -613,8 +621,8 @@ static int views_overlap(const iwpp_image *a, const iwpp_image *b)
 /* An output of the distance transform: the caller's view itself when the backend can write it
  * directly (wrap_output: it then writes only once it can no longer fail) and the view shares
  * no memory with the other arguments @p o1, @p o2; else a backend buffer downloaded afterwards. */
-static iwpp_status edt_output(iwpp_bufset *s, iwpp_type type, const iwpp_image *im, const iwpp_image *o1,
-                              const iwpp_image *o2, iwpp_buf **out)
+iwpp_status iwpp_bufset_output(iwpp_bufset *s, iwpp_type type, const iwpp_image *im, const iwpp_image *o1,
+                               const iwpp_image *o2, iwpp_buf **out)
 {
     iwpp_context *ctx = s->ctx;
     if (ctx->ops->wrap_output && !views_overlap(im, o1) && !views_overlap(im, o2)) {
@@ -719,8 +727,8 @@ iwpp_status iwpp_distance_transform(iwpp_context *ctx, const iwpp_image *binary,
     const iwpp_backend_ops *ops = ctx->ops;
     /* download is a no-op for an output the backend wrote in place */
     if (!(st = iwpp_bufset_input(&s, binary, &in)) &&
-        !(st = edt_output(&s, IWPP_F32, dist_out, binary, nearest_out, &dist)) &&
-        !(st = nearest_out ? edt_output(&s, IWPP_I64, nearest_out, binary, dist_out, &near) : IWPP_OK) &&
+        !(st = iwpp_bufset_output(&s, IWPP_F32, dist_out, binary, nearest_out, &dist)) &&
+        !(st = nearest_out ? iwpp_bufset_output(&s, IWPP_I64, nearest_out, binary, dist_out, &near) : IWPP_OK) &&
         !(st = iwpp_progress_report(ctx, 0.1)) && !(st = ops->edt(ctx, in, method, sp, dist, near)) &&
         !(st = ops->download(ctx, dist, dist_out)))
         st = near ? ops->download(ctx, near, nearest_out) : IWPP_OK;

@@ -7,6 +7,9 @@
 /* Type masks for iwpp_check_image. */
 #define IWPP_TYPES_GRAY ((1u << IWPP_U8) | (1u << IWPP_U16) | (1u << IWPP_F32))
 #define IWPP_TYPE_BIT(t) (1u << (t))
+/* Label images: outputs are U16 or U32; U8 is also read as labels (markers). */
+#define IWPP_TYPES_LABEL_OUT ((1u << IWPP_U16) | (1u << IWPP_U32))
+#define IWPP_TYPES_LABEL_IN ((1u << IWPP_U8) | (1u << IWPP_U16) | (1u << IWPP_U32))
 
 /** Check a view: non-NULL, data, allowed type, sizes >= 1, strides, no overflow; F32 without NaN
  *  when @p check_nan. @p what names the argument in the message ("mask", "marker_inout"...). */
@@ -17,6 +20,9 @@ iwpp_status iwpp_check_finite(iwpp_context *ctx, const iwpp_image *im, const cha
 /** Same width/height/depth (and type, if @p same_type). */
 iwpp_status iwpp_check_same(iwpp_context *ctx, const iwpp_image *a, const char *an,
                             const iwpp_image *b, const char *bn, int same_type);
+/** 1 if the memory spans of two views overlap (then an output cannot be written in place of
+ *  the other's buffer). */
+int iwpp_views_overlap(const iwpp_image *a, const iwpp_image *b);
 /** Connectivity valid for the image's depth. */
 iwpp_status iwpp_check_connectivity(iwpp_context *ctx, int conn, const iwpp_image *im);
 /** Checks common to every call: ctx not NULL; resets the message (stats are reset once the
@@ -55,6 +61,10 @@ typedef struct iwpp_bufset {
 iwpp_status iwpp_bufset_alloc(iwpp_bufset *s, iwpp_type type, const iwpp_image *like, iwpp_buf **out);
 /** A read-only buffer holding @p im: wrapped when the backend can, else allocated and uploaded. */
 iwpp_status iwpp_bufset_input(iwpp_bufset *s, const iwpp_image *im, iwpp_buf **out);
+/** An output buffer for the view @p im: the view itself where the backend can write straight
+ *  into it (wrap_output) and it overlaps neither @p o1 nor @p o2 (NULL-safe), else allocated. */
+iwpp_status iwpp_bufset_output(iwpp_bufset *s, iwpp_type type, const iwpp_image *im, const iwpp_image *o1,
+                               const iwpp_image *o2, iwpp_buf **out);
 void iwpp_bufset_free(iwpp_bufset *s);
 
 #endif

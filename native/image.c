@@ -8,6 +8,7 @@ size_t iwpp_type_size(iwpp_type type)
     case IWPP_U16: return 2;
     case IWPP_F32: return 4;
     case IWPP_I64: return 8;
+    case IWPP_U32: return 4;
     }
     return 0;
 }
@@ -19,6 +20,7 @@ const char *iwpp_type_name(iwpp_type type)
     case IWPP_U16: return "u16";
     case IWPP_F32: return "f32";
     case IWPP_I64: return "i64";
+    case IWPP_U32: return "u32";
     }
     return "unknown";
 }

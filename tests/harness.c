@@ -307,6 +307,7 @@ double timg_get(const timg *t, int64_t x, int64_t y, int64_t z)
     case IWPP_U16: return ((const uint16_t *)t->alloc)[o];
     case IWPP_F32: return ((const float *)t->alloc)[o];
     case IWPP_I64: return (double)((const int64_t *)t->alloc)[o];
+    case IWPP_U32: return ((const uint32_t *)t->alloc)[o];
     }
     return NAN;
 }
@@ -319,6 +320,7 @@ void timg_set(timg *t, int64_t x, int64_t y, int64_t z, double v)
     case IWPP_U16: ((uint16_t *)t->alloc)[o] = (uint16_t)v; break;
     case IWPP_F32: ((float *)t->alloc)[o] = (float)v; break;
     case IWPP_I64: ((int64_t *)t->alloc)[o] = (int64_t)v; break;
+    case IWPP_U32: ((uint32_t *)t->alloc)[o] = (uint32_t)v; break;
     }
 }
 

@@ -291,3 +291,103 @@ void oracle_open_close(const double *in, odims d, int radius, int conn, int open
     free(tmp);
     oracle_reconstruct(out, in, d, conn, !opening);
 }
+
+/* In-image neighbour q of p = (x, y, z) along offset k, or -1. */
+static int64_t neighbor_at(odims d, int64_t x, int64_t y, int64_t z, const int off[3])
+{
+    int64_t qx = x + off[0], qy = y + off[1], qz = z + off[2];
+    if (qx < 0 || qy < 0 || qz < 0 || qx >= d.w || qy >= d.h || qz >= d.d) return -1;
+    return qx + d.w * (qy + d.h * qz);
+}
+
+int64_t oracle_label(const double *in, odims d, int conn, int equal, uint32_t *out)
+{
+    int off[26][3];
+    const int nn = oracle_neighbors(conn, off);
+    const int64_t n = odims_count(d);
+    int64_t *root = xalloc((size_t)n * sizeof *root);
+    for (int64_t i = 0; i < n; ++i) root[i] = in[i] != 0.0 ? i : -1;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int64_t z = 0; z < d.d; ++z)
+            for (int64_t y = 0; y < d.h; ++y)
+                for (int64_t x = 0; x < d.w; ++x) {
+                    const int64_t p = x + d.w * (y + d.h * z);
+                    if (root[p] < 0) continue;
+                    for (int k = 0; k < nn; ++k) {
+                        const int64_t q = neighbor_at(d, x, y, z, off[k]);
+                        if (q < 0 || root[q] < 0 || (equal && in[q] != in[p])) continue;
+                        if (root[q] < root[p]) root[p] = root[q], changed = 1;
+                    }
+                }
+    }
+    /* a component's smallest index is its first pixel in raster order */
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        if (root[i] < 0) out[i] = 0;
+        else if (root[i] == i) out[i] = (uint32_t)++count;
+        else out[i] = out[root[i]];
+    }
+    free(root);
+    return count;
+}
+
+/* (L, D, label) of the watershed, compared lexicographically. */
+typedef struct wcost {
+    double level;
+    int64_t steps;
+    uint32_t label; /* 0 = not reached */
+} wcost;
+
+static int wcost_less(wcost a, wcost b)
+{
+    if (a.level != b.level) return a.level < b.level;
+    if (a.steps != b.steps) return a.steps < b.steps;
+    return a.label < b.label;
+}
+
+void oracle_watershed(const double *in, const uint32_t *markers, const double *mask, odims d, int conn,
+                      int lines, uint32_t *out)
+{
+    int off[26][3];
+    const int nn = oracle_neighbors(conn, off);
+    const int64_t n = odims_count(d);
+    wcost *c = xalloc((size_t)n * sizeof *c);
+    char *fixed = xalloc((size_t)n);
+    for (int64_t i = 0; i < n; ++i) {
+        const int inside = !mask || mask[i] != 0.0;
+        fixed[i] = inside && markers[i] != 0;
+        c[i] = (wcost){in[i], 0, fixed[i] ? markers[i] : 0};
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int64_t z = 0; z < d.d; ++z)
+            for (int64_t y = 0; y < d.h; ++y)
+                for (int64_t x = 0; x < d.w; ++x) {
+                    const int64_t p = x + d.w * (y + d.h * z);
+                    if (fixed[p] || (mask && mask[p] == 0.0)) continue;
+                    for (int k = 0; k < nn; ++k) {
+                        const int64_t q = neighbor_at(d, x, y, z, off[k]);
+                        if (q < 0 || c[q].label == 0) continue;
+                        wcost cand = {in[p] > c[q].level ? in[p] : c[q].level,
+                                      in[p] > c[q].level ? 0 : c[q].steps + 1, c[q].label};
+                        if (c[p].label == 0 || wcost_less(cand, c[p])) c[p] = cand, changed = 1;
+                    }
+                }
+    }
+    for (int64_t z = 0; z < d.d; ++z)
+        for (int64_t y = 0; y < d.h; ++y)
+            for (int64_t x = 0; x < d.w; ++x) {
+                const int64_t p = x + d.w * (y + d.h * z);
+                uint32_t v = c[p].label;
+                if (lines && v != 0 && !fixed[p])
+                    for (int k = 0; k < nn; ++k) {
+                        const int64_t q = neighbor_at(d, x, y, z, off[k]);
+                        if (q >= 0 && c[q].label != 0 && c[q].label != c[p].label && wcost_less(c[q], c[p]))
+                            v = 0;
+                    }
+                out[p] = v;
+            }
+    free(c);
+    free(fixed);
+}

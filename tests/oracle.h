@@ -92,4 +92,23 @@ void oracle_hextrema(const double *in, odims d, iwpp_type t, double h, int conn,
 void oracle_open_close(const double *in, odims d, int radius, int conn, int opening,
                        double *out);
 
+/**
+ * Connected-component labeling (iwpp_label): pixels != 0 join their neighbours of @p conn that
+ * are != 0 (equal = 0) or != 0 and equal (equal = 1); by repeated min-propagation of the pixel
+ * index, then numbered 1, 2, ... in raster order of each component's first pixel. Labels in
+ * @p out (0 on background); returns the number of components.
+ */
+int64_t oracle_label(const double *in, odims d, int conn, int equal, uint32_t *out);
+
+/**
+ * Marker-controlled watershed (iwpp_watershed), straight from the definition: every pixel holds
+ * (L, D, label); marker pixels inside the mask start at (in, 0, marker) and keep it; sweeps
+ * relax every other pixel inside the mask from its reached neighbours q by
+ *   (max(L_q, in_p), in_p > L_q ? 0 : D_q + 1, label_q), lexicographic minimum,
+ * until nothing changes. @p mask may be NULL (everywhere). With @p lines, a non-marker pixel
+ * is then set to 0 where a neighbour has another nonzero label and a smaller (L, D, label).
+ */
+void oracle_watershed(const double *in, const uint32_t *markers, const double *mask, odims d, int conn,
+                      int lines, uint32_t *out);
+
 #endif

@@ -57,12 +57,13 @@ typedef enum iwpp_type {
     IWPP_U8 = 1,  /**< uint8_t */
     IWPP_U16 = 2, /**< uint16_t */
     IWPP_F32 = 3, /**< float (NaN is rejected with IWPP_EINVAL) */
-    IWPP_I64 = 4  /**< int64_t: only for the nearest-background index output */
+    IWPP_I64 = 4, /**< int64_t: only for the nearest-background index output */
+    IWPP_U32 = 5  /**< uint32_t: only for label images (iwpp_label, iwpp_watershed, ...) */
 } iwpp_type;
 
 /** Size in bytes of one pixel of @p type, 0 for an unknown type. */
 IWPP_API size_t iwpp_type_size(iwpp_type type);
-/** "u8", "u16", "f32", "i64" or "unknown". */
+/** "u8", "u16", "f32", "i64", "u32" or "unknown". */
 IWPP_API const char *iwpp_type_name(iwpp_type type);
 
 /**
@@ -382,6 +383,102 @@ IWPP_API iwpp_status iwpp_opening_by_reconstruction(iwpp_context *ctx, const iwp
 IWPP_API iwpp_status iwpp_closing_by_reconstruction(iwpp_context *ctx, const iwpp_image *in,
                                                     int radius, int connectivity,
                                                     iwpp_image *out);
+
+/* ---------------------------------------------------------------------------------------
+ * Labels and watershed (native/ops/labels.c).
+ *
+ * A label image is U16 or U32 (U8 is also read as markers): 0 = no label, 1..N = objects.
+ * Outputs may be U16 or U32; a result whose largest label does not fit in U16 is refused
+ * with IWPP_EINVAL and the output is left untouched. Every backend gives the same bits.
+ * --------------------------------------------------------------------------------------- */
+
+/** What joins two neighbouring pixels in iwpp_label. Pixels equal to 0 are never labelled. */
+typedef enum iwpp_label_mode {
+    IWPP_LABEL_BINARY = 0, /**< both nonzero (any values) */
+    IWPP_LABEL_EQUAL = 1   /**< both nonzero and equal (a gray or label image split by value) */
+} iwpp_label_mode;
+
+/**
+ * Connected-component labeling: the connected sets of nonzero pixels of @p in (U8, U16 or F32;
+ * F32 NaN is refused), joined as @p mode says, under @p connectivity (as iwpp_reconstruct).
+ * Labels are numbered in raster order of each component's first pixel (smallest index
+ * x + w*(y + h*z)): the component met first is 1, the next 2, ... (as MATLAB bwlabel and
+ * scikit-image label). @p labels_out: U16 or U32, sizes of @p in. @p count_out (may be NULL)
+ * receives the number of components.
+ */
+IWPP_API iwpp_status iwpp_label(iwpp_context *ctx, const iwpp_image *in, int connectivity,
+                                iwpp_label_mode mode, iwpp_image *labels_out, int64_t *count_out);
+
+/**
+ * Marker-controlled watershed of the relief @p in (U8, U16 or F32, no NaN) from the labels of
+ * @p markers (U8, U16 or U32; 0 = no marker), inside @p mask (any gray type, nonzero = inside;
+ * NULL = the whole image), with neighbours of @p connectivity (as iwpp_reconstruct).
+ *
+ * The result is unique. Every pixel p inside the mask that some marker reaches by a path inside
+ * the mask takes the label of the marker that reaches it at the least cost, where a path's cost
+ * is the pair (L, D) compared lexicographically:
+ *   L = the highest value of @p in along the path (the flooding level at which p is reached);
+ *   D = the number of steps since the path last climbed strictly (steps on the level's plateau),
+ * and among marker labels with the same least cost, the smallest label wins. Marker pixels
+ * inside the mask keep their label and cost (in(p), 0). This is the priority flood of Meyer's
+ * algorithm with plateaus split by geodesic distance; it differs from scikit-image's
+ * watershed and MorphoLibJ only where two floods reach a pixel at the same level and the same
+ * plateau distance (they break that tie by queue order, this by the smaller label).
+ * Pixels outside the mask and pixels no marker reaches are 0. Markers outside the mask are
+ * ignored.
+ *
+ * @param lines 0: regions touch. 1: watershed lines: a non-marker pixel becomes 0 when it has
+ *        a neighbour with a different nonzero label whose (L, D, label) is smaller than its own;
+ *        the remaining regions are then separated under @p connectivity.
+ * @param labels_out U16 or U32, sizes of @p in; may be the same view as @p markers.
+ */
+IWPP_API iwpp_status iwpp_watershed(iwpp_context *ctx, const iwpp_image *in,
+                                    const iwpp_image *markers, const iwpp_image *mask,
+                                    int connectivity, int lines, iwpp_image *labels_out);
+
+/**
+ * Distance-transform watershed of a binary image (nonzero = object): exact EDT with
+ * @p spacing (as iwpp_distance_transform); markers = the extended maxima of the distance with
+ * dynamic @p dynamic (regional maxima of its h-maxima, h = dynamic, in the units of spacing),
+ * labelled under @p connectivity; then iwpp_watershed of the negated distance from those
+ * markers inside the objects. Splits touching round objects. @p labels_out: U16 or U32.
+ */
+IWPP_API iwpp_status iwpp_distance_watershed(iwpp_context *ctx, const iwpp_image *binary,
+                                             const double spacing[3], double dynamic,
+                                             int connectivity, int lines,
+                                             iwpp_image *labels_out);
+
+/** Extended maxima: regional maxima of iwpp_h_maxima(in, h) (MATLAB imextendedmax): maxima
+ *  whose dynamic exceeds h. @p out is U8 0/255. */
+IWPP_API iwpp_status iwpp_extended_maxima(iwpp_context *ctx, const iwpp_image *in, double h,
+                                          int connectivity, iwpp_image *out);
+/** Extended minima: regional minima of iwpp_h_minima(in, h). @p out is U8 0/255. */
+IWPP_API iwpp_status iwpp_extended_minima(iwpp_context *ctx, const iwpp_image *in, double h,
+                                          int connectivity, iwpp_image *out);
+
+/**
+ * Impose minima (MATLAB imimposemin): the reconstruction by erosion of m over
+ * min(m, in stepped up), where m is the type's lowest value where @p markers is nonzero and its
+ * highest elsewhere, and "stepped up" is +1 for integers (saturating) and the next float up for
+ * F32. The only regional minima left are the markers. @p markers: any gray type, sizes of @p in;
+ * @p out has the type of @p in (may be the view @p in).
+ */
+IWPP_API iwpp_status iwpp_impose_minima(iwpp_context *ctx, const iwpp_image *in,
+                                        const iwpp_image *markers, int connectivity,
+                                        iwpp_image *out);
+
+/** Remove border labels: every label that has a pixel on the image border (x, y at their
+ *  ends; z too in 3D) becomes 0; other labels keep their values. @p labels: U8, U16 or U32;
+ *  @p out the same type (may be the same view). */
+IWPP_API iwpp_status iwpp_remove_border_labels(iwpp_context *ctx, const iwpp_image *labels,
+                                               iwpp_image *out);
+
+/** Label size filter: every label with fewer than @p min_pixels or (if @p max_pixels > 0) more
+ *  than @p max_pixels pixels becomes 0; others keep their values. Types as
+ *  iwpp_remove_border_labels. */
+IWPP_API iwpp_status iwpp_label_size_filter(iwpp_context *ctx, const iwpp_image *labels,
+                                            int64_t min_pixels, int64_t max_pixels,
+                                            iwpp_image *out);
 
 #ifdef __cplusplus
 }
