@@ -592,7 +592,7 @@ static int mutate(rcase *c, trng *r)
         add_exp(c, ST_INVAL, an, "null|data", fmt("%s data NULL", an));
         return 1;
     case MU_BAD_TYPE: {
-        static const int bad[] = {0, 5, 6, 99, -1, INT_MAX, INT_MIN};
+        static const int bad[] = {0, 6, 7, 99, -1, INT_MAX, INT_MIN};
         int b = bad[trng_below(r, 7)];
         v->type = (iwpp_type)b;
         add_exp(c, ST_INVAL, an, "type|unknown", fmt("%s type %d", an, b));
@@ -955,6 +955,7 @@ static void mview_write(unsigned char *mem, const mview *m, const double *v)
                 case IWPP_U16: { uint16_t u = (uint16_t)a; memcpy(p, &u, 2); break; }
                 case IWPP_F32: { float f = (float)a; memcpy(p, &f, 4); break; }
                 case IWPP_I64: { int64_t i = (int64_t)a; memcpy(p, &i, 8); break; }
+                case IWPP_U32: { uint32_t u = (uint32_t)a; memcpy(p, &u, 4); break; }
                 }
             }
 }
@@ -972,6 +973,7 @@ static void mview_read(const unsigned char *mem, const mview *m, double *v)
                 case IWPP_U16: { uint16_t u; memcpy(&u, p, 2); a = u; break; }
                 case IWPP_F32: { float f; memcpy(&f, p, 4); a = f; break; }
                 case IWPP_I64: { int64_t i; memcpy(&i, p, 8); a = (double)i; break; }
+                case IWPP_U32: { uint32_t u; memcpy(&u, p, 4); a = u; break; }
                 }
                 v[x + d.w * (y + d.h * z)] = a;
             }
@@ -1141,7 +1143,7 @@ static void test_names_and_devices(void **state)
 {
     (void)state;
     g_fails = 0;
-    static const int bad_enums[] = {-1, 5, 6, 99, INT_MAX, INT_MIN};
+    static const int bad_enums[] = {-1, 6, 7, 99, INT_MAX, INT_MIN};
     for (size_t i = 0; i < sizeof bad_enums / sizeof bad_enums[0]; ++i) {
         int b = bad_enums[i];
         g_calls += 5;
