@@ -392,7 +392,7 @@ static int ws_plateau_cases(odims d, int conn, iwpp_type t)
         case 4: /* a marker outside the mask must be ignored; another inside */
             mk[0] = 2, mask[0] = 0.0, mk[n - 1] = 8, what = "one marker outside the mask"; break;
         case 5: /* large flat regions on random levels, markers everywhere */
-            gen_random(&r, t, d, 3, in), gen_markers(&r, d, 9, 40000, mk), gen_mask(&r, d, t, mask);
+            gen_random(&r, t, d, 3, in), gen_markers(&r, d, 9, 40000, mk), gen_mask(&r, d, IWPP_U8, mask);
             what = "three levels, flat regions"; break;
         default: /* two plateau basins at different heights joined by a ridge */
             for (int64_t i = 0; i < n; ++i) in[i] = (i % d.w) < d.w / 2 ? 1.0 : (i % d.w) == d.w / 2 ? 6.0 : 2.0;
@@ -496,7 +496,7 @@ static void test_ws_views_and_types(void **state)
                 fails += run_ws(&wc);
             }
             mk[n / 3] = 70000; /* does not fit a U16 output */
-            wcase wc = {TYPES[t], IWPP_U32, IWPP_U16, IWPP_U16, d, in, mk, mask, conn, 1, 0, 0, 0, "label 70000", 800};
+            wcase wc = {TYPES[t], IWPP_U32, IWPP_F32, IWPP_U16, d, in, mk, mask, conn, 1, 0, 0, 0, "label 70000", 800};
             fails += run_ws(&wc);
             wc.out = IWPP_U32;
             fails += run_ws(&wc);
