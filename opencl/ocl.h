@@ -10,7 +10,8 @@
 enum {
     IWPP_OCL_PROG_MAIN = 0, /* pointwise, morph_unit, minmax, reconstruction */
     IWPP_OCL_PROG_EDT = 1,  /* distance transforms (needs cl_khr_fp64) */
-    IWPP_OCL_NPROG = 2
+    IWPP_OCL_PROG_LABEL = 2, /* labeling and the watershed (label.cl, watershed.cl) */
+    IWPP_OCL_NPROG = 3
 };
 #define IWPP_OCL_NTYPES 4 /* indexed by iwpp_type (U8, U16, F32; I64 unused) */
 #define IWPP_OCL_MAX_KERNELS 24
@@ -84,6 +85,11 @@ iwpp_status iwpp_ocl_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp
                                  int connectivity, iwpp_morph_mode mode);
 iwpp_status iwpp_ocl_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_method method,
                          const double spacing[3], iwpp_buf *dist, iwpp_buf *nearest);
+iwpp_status iwpp_ocl_label(iwpp_context *ctx, const iwpp_buf *in, int connectivity,
+                           iwpp_label_mode mode, iwpp_buf *labels, int64_t *count);
+iwpp_status iwpp_ocl_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp_buf *markers,
+                               const iwpp_buf *mask, int connectivity, int lines,
+                               iwpp_buf *labels);
 
 /* Neighbour offsets as int4 {dx, dy, dz, linear delta} in a small read-only buffer. */
 iwpp_status iwpp_ocl_offsets(iwpp_context *ctx, int connectivity, const iwpp_buf *like,
