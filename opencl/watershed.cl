@@ -74,9 +74,10 @@ __kernel void ws_list_markers(__global const uchar *cls, int w, int h, int d,
         }
 }
 
-/* Pixels one work-item follows itself before it hands the rest to the next round: a long
- * plateau then costs about its length / WS_CHASE rounds instead of its length. */
-#define WS_STACK 32
+/* Pixels one work-item follows itself, breadth first in a private ring, before it hands the rest
+ * to the next round: a long plateau then costs about its length / WS_CHASE rounds instead of
+ * its length (depth first, the chase set long detours that later waves had to undo). */
+#define WS_RING 32
 #define WS_CHASE 64
 
 /* Lists p for the next round, once per round (mark holds the round that listed it). */
@@ -87,13 +88,14 @@ inline void ws_list(uint p, uint round, __global volatile uint *mark, __global u
 }
 
 /* From q to its free neighbours whose level q's flood reaches: phase 0 lowers their D, phase 1
- * their label where q's candidate D is their final D. A pixel lowered goes on the private stack,
- * or on the next round's list when the stack is full. */
+ * their label where q's candidate D is their final D. A pixel lowered goes in the private ring,
+ * or on the next round's list when the ring is full. */
 inline int ws_relax(int phase, uint q, __global const pix_t *in, __global const pix_t *lev,
                     __global const uchar *cls, __global volatile uint *dist,
                     __global volatile uint *lab, int w, int h, int d, __constant int4 *offs,
-                    int noffs, uint *stack, int top, uint round, __global volatile uint *mark,
-                    __global uint *out_list, __global volatile uint *out_n)
+                    int noffs, uint *ring, uint head, uint tail, uint round,
+                    __global volatile uint *mark, __global uint *out_list,
+                    __global volatile uint *out_n)
 {
     const pix_t lq = lev[q];
     const uint dq = dist[q], labq = lab[q];
@@ -112,10 +114,10 @@ inline int ws_relax(int phase, uint q, __global const pix_t *in, __global const 
         } else {
             if (cand != dist[p] || labq >= lab[p] || labq >= atomic_min(&lab[p], labq)) continue;
         }
-        if (top < WS_STACK) stack[top++] = p;
+        if (tail - head < WS_RING) ring[tail++ % WS_RING] = p;
         else ws_list(p, round, mark, out_list, out_n);
     }
-    return top;
+    return tail;
 }
 
 /* One round over the list. Counts stay on the device (as edt_dan_round): round r reads its
@@ -136,18 +138,19 @@ __kernel void ws_round(int phase, __global const pix_t *in, __global const pix_t
         cnt[4] += nlo < lo;
         cnt[5] += in_n > 0;
     }
-    uint stack[WS_STACK];
+    uint ring[WS_RING];
     for (uint i = (uint)get_global_id(0); i < in_n; i += (uint)get_global_size(0)) {
-        int top = 1, chase = WS_CHASE;
-        stack[0] = in_list[i];
-        while (top > 0) {
-            const uint q = stack[--top];
-            if (chase-- <= 0) {
+        uint head = 0, tail = 1, chase = WS_CHASE;
+        ring[0] = in_list[i];
+        while (head != tail) {
+            const uint q = ring[head++ % WS_RING];
+            if (chase == 0) {
                 ws_list(q, round, mark, out_list, out_n);
                 continue;
             }
-            top = ws_relax(phase, q, in, lev, cls, dist, lab, w, h, d, offs, noffs, stack, top,
-                           round, mark, out_list, out_n);
+            --chase;
+            tail = ws_relax(phase, q, in, lev, cls, dist, lab, w, h, d, offs, noffs, ring, head,
+                            tail, round, mark, out_list, out_n);
         }
     }
 }
