@@ -155,8 +155,8 @@ static IDX *LFN(ws_sort)(const ws_job *J, const IDX *list, int64_t m, IDX *out, 
     const ws_px *px = J->px;
     if (m <= WS_SMALL_SORT) {
         for (int64_t j = 0; j < m; ++j) w->keys[j] = (uint64_t)px[list[j]].level << 32 | (uint64_t)j;
-        qsort(w->keys, (size_t)m, sizeof *w->keys, cmp_u64);
-        for (int64_t j = 0; j < m; ++j) out[j] = list[w->keys[j] & 0xFFFFFFFFu];
+        const uint64_t *k = ws_small_sort(w->keys, w->keys2, m);
+        for (int64_t j = 0; j < m; ++j) out[j] = list[k[j] & 0xFFFFFFFFu];
         return out;
     }
     int64_t *count = w->count;
@@ -261,7 +261,9 @@ static void LFN(ws_regions)(void *arg, int64_t c0, int64_t c1, int worker)
     IDX *grp = R->grp, *srt = R->srt;
     for (int64_t c = c0; c < c1; ++c) {
         const int64_t a = R->start[c], m = R->start[c + 1] - a;
-        if (!m || !R->marked[c]) continue;
+        int marked = 0; /* a region without a marker is never reached */
+        for (int64_t j = 0; j < m && !marked; ++j) marked = (J->px[grp[a + j]].flags & WS_MARKER) != 0;
+        if (!marked) continue;
         IDX *sorted = LFN(ws_sort)(J, grp + a, m, srt + a, grp + a, &R->scratch[worker]);
         LFN(ws_flood)(J, sorted, sorted == srt + a ? grp + a : srt + a, m);
     }
