@@ -10,7 +10,8 @@
 enum {
     IWPP_OCL_PROG_MAIN = 0, /* pointwise, morph_unit, minmax, reconstruction */
     IWPP_OCL_PROG_EDT = 1,  /* distance transforms (needs cl_khr_fp64) */
-    IWPP_OCL_NPROG = 2
+    IWPP_OCL_PROG_LABEL = 2, /* labeling and the watershed (label.cl, watershed.cl) */
+    IWPP_OCL_NPROG = 3
 };
 #define IWPP_OCL_NTYPES 4 /* indexed by iwpp_type (U8, U16, F32; I64 unused) */
 #define IWPP_OCL_MAX_KERNELS 24
@@ -106,16 +107,6 @@ static inline cl_int iwpp_ocl_keys(iwpp_ocl *s, cl_kernel k, cl_mem dst, cl_mem 
     return a.err != CL_SUCCESS ? a.err : iwpp_ocl_run1d(s, k, n, 0);
 }
 
-/* Set argument i of kernel k from an lvalue; keeps the first error in `err`. */
-#define IWPP_KARG(s, k, i, v)                                                                      \
-    do {                                                                                           \
-        if (err == CL_SUCCESS) err = (s)->api->clSetKernelArg((k), (i), sizeof(v), &(v));          \
-    } while (0)
-#define IWPP_KLOCAL(s, k, i, bytes)                                                                \
-    do {                                                                                           \
-        if (err == CL_SUCCESS) err = (s)->api->clSetKernelArg((k), (i), (bytes), NULL);            \
-    } while (0)
-
 /* Operation files. */
 /** The two distance transforms (edt_exact.c, edt_danielsson.c; entry iwpp_ocl_edt in edt.c). */
 iwpp_status iwpp_ocl_edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
@@ -134,6 +125,11 @@ iwpp_status iwpp_ocl_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp
                                  int connectivity, iwpp_morph_mode mode);
 iwpp_status iwpp_ocl_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_method method,
                          const double spacing[3], iwpp_buf *dist, iwpp_buf *nearest);
+iwpp_status iwpp_ocl_label(iwpp_context *ctx, const iwpp_buf *in, int connectivity,
+                           iwpp_label_mode mode, iwpp_buf *labels, int64_t *count);
+iwpp_status iwpp_ocl_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp_buf *markers,
+                               const iwpp_buf *mask, int connectivity, int lines,
+                               iwpp_buf *labels);
 
 /* Neighbour offsets as int4 {dx, dy, dz, linear delta} in a small read-only buffer. */
 iwpp_status iwpp_ocl_offsets(iwpp_context *ctx, int connectivity, const iwpp_buf *like,
