@@ -314,8 +314,8 @@ final class IwppRun {
         return s;
     }
 
-    /** What a result holds: the input's values (same type), a 0/255 mask, or distances. */
-    static final int SAME_VALUES = 0, BINARY = 1, DISTANCE = 2;
+    /** What a result holds: the input's values (same type), a 0/255 mask, distances, or labels. */
+    static final int SAME_VALUES = 0, BINARY = 1, DISTANCE = 2, LABELS = 3;
 
     /** The title without a file extension (".tif", ".ome.tif", ...); spaces kept. */
     static String baseTitle(String title) {
@@ -345,7 +345,7 @@ final class IwppRun {
             out.setOpenAsHyperStack(true);
         Calibration cal = like.getCalibration().copy();
         if (kind != SAME_VALUES)
-            cal.disableDensityCalibration(); // distances and 0/255 are not the input's calibrated values
+            cal.disableDensityCalibration(); // distances, 0/255 and labels are not the input's calibrated values
         if (kind == SAME_VALUES && like.isComposite() && like.getNChannels() == out.getNChannels()) {
             CompositeImage src = (CompositeImage) like;
             CompositeImage ci = new CompositeImage(out, src.getMode());
