@@ -363,8 +363,9 @@ public class LabelsTest {
             assertArrayEquals(new double[] { 6, 0, 6, 6, 6 }, IwppNativeTest.fromSlices(out), 0);
             assertArrayEquals("input untouched", in, IwppNativeTest.fromSlices(src), 0);
         }
-        /* F32: the next float above the image, -Infinity on the marker */
-        float[][] f = { { 2.0f, 0.5f, 2.0f } };
+        /* F32: -Infinity on the marker; the basin at x=2 (0.25) fills to the spill level, the next float
+           above the 2.0 between it and the marker */
+        float[][] f = { { 0.5f, 2.0f, 0.25f } };
         float[][] o = new float[1][3];
         IwppNative.imposeMinima(IwppNative.BACKEND_CPU, 0, 0, f, new byte[][] { { 1, 0, 0 } }, 3, 1, 4, o);
         assertArrayEquals(new float[] { Float.NEGATIVE_INFINITY, Math.nextUp(2.0f), Math.nextUp(2.0f) }, o[0], 0);
