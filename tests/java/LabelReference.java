@@ -3,8 +3,8 @@
  * labeling by flood fill in raster order (the first pixel met opens the next
  * label), and the watershed straight from the definition of iwpp_watershed in
  * native/include/iwpp.h: every pixel holds (L, D, label), markers are fixed at
- * (in, 0, label), the others relax from reached neighbours until nothing
- * changes; then the optional lines. Images are contiguous x + w*(y + h*z).
+ * (in, 0, label), the others are recomputed from their reached neighbours'
+ * current states until nothing changes; then the optional lines. Images are contiguous x + w*(y + h*z).
  */
 package iwpp;
 
@@ -68,7 +68,11 @@ final class LabelReference {
             for (int p = 0; p < n; p++) {
                 if (fixed[p] || (mask != null && mask[p] == 0))
                     continue;
+                /* recomputed from the neighbours' current states (not a minimum with p's earlier
+                   state: a label that reaches a neighbour only at a worse cost must not stay) */
                 int x = p % w, y = (p / w) % h, z = p / (w * h);
+                double bl = in[p];
+                long bd = 0, bk = 0;
                 for (int[] o : nb) {
                     int xx = x + o[0], yy = y + o[1], zz = z + o[2];
                     if (xx < 0 || yy < 0 || zz < 0 || xx >= w || yy >= h || zz >= d)
@@ -79,12 +83,17 @@ final class LabelReference {
                     boolean climb = in[p] > level[q];
                     double cl = climb ? in[p] : level[q];
                     long cd = climb ? 0 : steps[q] + 1;
-                    if (lab[p] == 0 || less(cl, cd, lab[q], level[p], steps[p], lab[p])) {
-                        level[p] = cl;
-                        steps[p] = cd;
-                        lab[p] = lab[q];
-                        changed = true;
+                    if (bk == 0 || less(cl, cd, lab[q], bl, bd, bk)) {
+                        bl = cl;
+                        bd = cd;
+                        bk = lab[q];
                     }
+                }
+                if (bk != lab[p] || bl != level[p] || bd != steps[p]) {
+                    level[p] = bl;
+                    steps[p] = bd;
+                    lab[p] = bk;
+                    changed = true;
                 }
             }
         }
