@@ -366,13 +366,19 @@ void oracle_watershed(const double *in, const uint32_t *markers, const double *m
                 for (int64_t x = 0; x < d.w; ++x) {
                     const int64_t p = x + d.w * (y + d.h * z);
                     if (fixed[p] || (mask && mask[p] == 0.0)) continue;
+                    /* recomputed from the neighbours' current states, not kept as a minimum
+                     * over their past ones: a neighbour's earlier, worse state may carry a
+                     * smaller label that ties after a strict climb (both give (in_p, 0)) */
+                    wcost best = {in[p], 0, 0};
                     for (int k = 0; k < nn; ++k) {
                         const int64_t q = neighbor_at(d, x, y, z, off[k]);
                         if (q < 0 || c[q].label == 0) continue;
                         wcost cand = {in[p] > c[q].level ? in[p] : c[q].level,
                                       in[p] > c[q].level ? 0 : c[q].steps + 1, c[q].label};
-                        if (c[p].label == 0 || wcost_less(cand, c[p])) c[p] = cand, changed = 1;
+                        if (best.label == 0 || wcost_less(cand, best)) best = cand;
                     }
+                    if (best.label != c[p].label || best.level != c[p].level || best.steps != c[p].steps)
+                        c[p] = best, changed = 1;
                 }
     }
     for (int64_t z = 0; z < d.d; ++z)

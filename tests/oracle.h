@@ -103,9 +103,10 @@ int64_t oracle_label(const double *in, odims d, int conn, int equal, uint32_t *o
 /**
  * Marker-controlled watershed (iwpp_watershed), straight from the definition: every pixel holds
  * (L, D, label); marker pixels inside the mask start at (in, 0, marker) and keep it; sweeps
- * relax every other pixel inside the mask from its reached neighbours q by
+ * recompute every other pixel inside the mask from its reached neighbours' current states q as
  *   (max(L_q, in_p), in_p > L_q ? 0 : D_q + 1, label_q), lexicographic minimum,
- * until nothing changes. @p mask may be NULL (everywhere). With @p lines, a non-marker pixel
+ * until nothing changes (a recomputation, not a minimum with the pixel's earlier state: a
+ * neighbour's earlier, worse state must not leave its label behind). @p mask may be NULL (everywhere). With @p lines, a non-marker pixel
  * is then set to 0 where a neighbour has another nonzero label and a smaller (L, D, label).
  */
 void oracle_watershed(const double *in, const uint32_t *markers, const double *mask, odims d, int conn,

@@ -211,23 +211,73 @@ static iwpp_status check_label_in_out(iwpp_context *ctx, const iwpp_image *label
     return IWPP_OK;
 }
 
-/* A table of one byte per label 0..max (calloc'ed); NULL and ENOMEM set when it cannot be had. */
-static uint8_t *label_table(iwpp_context *ctx, uint32_t max)
+/* Where a label's entry lives in the per-label tables: the label itself while the labels are
+ * dense (largest label at most a few times the pixel count), else its rank among the sorted
+ * distinct labels, so that a U32 image holding label 4e9 needs no 4e9-entry table. */
+typedef struct label_index {
+    uint32_t *keys; /* sorted distinct labels; NULL = dense */
+    int64_t size;   /* entries of a table */
+} label_index;
+
+static int cmp_u32(const void *a, const void *b)
 {
-    uint8_t *t = calloc((size_t)max + 1, 1);
-    if (!t) iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for a table of %lu labels", (unsigned long)max + 1);
+    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static iwpp_status label_index_make(iwpp_context *ctx, const iwpp_image *im, label_index *li)
+{
+    const int64_t n = im->width * im->height * im->depth;
+    const uint32_t top = label_max(im);
+    li->keys = NULL;
+    li->size = (int64_t)top + 1;
+    if ((int64_t)top <= 4 * n + 65536) return IWPP_OK;
+    uint32_t *k = malloc((size_t)n * sizeof *k);
+    if (!k) return iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the labels of %lld pixels", (long long)n);
+    const int64_t sy = sy_of(im), sz = sz_of(im);
+    int64_t m = 0;
+    for (int64_t z = 0; z < im->depth; ++z)
+        for (int64_t y = 0; y < im->height; ++y)
+            for (int64_t x = 0; x < im->width; ++x) k[m++] = label_get(im, z * sz + y * sy + x);
+    qsort(k, (size_t)n, sizeof *k, cmp_u32);
+    m = 0;
+    for (int64_t i = 0; i < n; ++i)
+        if (i == 0 || k[i] != k[m - 1]) k[m++] = k[i];
+    li->keys = k;
+    li->size = m;
+    return IWPP_OK;
+}
+
+/* The table entry of label @p v (present in the image). */
+static int64_t label_slot(const label_index *li, uint32_t v)
+{
+    if (!li->keys) return v;
+    int64_t lo = 0, hi = li->size - 1;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (li->keys[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* A table of one byte per entry of @p li (calloc'ed); NULL and ENOMEM set when it cannot be had. */
+static uint8_t *label_table(iwpp_context *ctx, const label_index *li)
+{
+    uint8_t *t = calloc((size_t)li->size, 1);
+    if (!t) iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for a table of %lld labels", (long long)li->size);
     return t;
 }
 
-/* out = labels with every label whose table entry is nonzero set to 0. */
-static void apply_removal(const iwpp_image *labels, const uint8_t *gone, iwpp_image *out)
+/* out = labels with every label whose table entry is nonzero set to 0 (label 0 stays 0). */
+static void apply_removal(const iwpp_image *labels, const label_index *li, const uint8_t *gone, iwpp_image *out)
 {
     const int64_t sy = sy_of(labels), sz = sz_of(labels), oy = sy_of(out), oz = sz_of(out);
     for (int64_t z = 0; z < labels->depth; ++z)
         for (int64_t y = 0; y < labels->height; ++y)
             for (int64_t x = 0; x < labels->width; ++x) {
                 uint32_t v = label_get(labels, z * sz + y * sy + x);
-                label_set(out, z * oz + y * oy + x, gone[v] ? 0u : v);
+                label_set(out, z * oz + y * oy + x, v && gone[label_slot(li, v)] ? 0u : v);
             }
 }
 
@@ -237,8 +287,13 @@ iwpp_status iwpp_remove_border_labels(iwpp_context *ctx, const iwpp_image *label
     if (st || (st = check_label_in_out(ctx, labels, out))) return st;
     double t0 = iwpp_now_ms();
     memset(&ctx->stats, 0, sizeof ctx->stats);
-    uint8_t *gone = label_table(ctx, label_max(labels));
-    if (!gone) return IWPP_ENOMEM;
+    label_index li;
+    if ((st = label_index_make(ctx, labels, &li))) return st;
+    uint8_t *gone = label_table(ctx, &li);
+    if (!gone) {
+        free(li.keys);
+        return IWPP_ENOMEM;
+    }
     const int64_t w = labels->width, h = labels->height, d = labels->depth, sy = sy_of(labels),
                   sz = sz_of(labels);
     for (int64_t z = 0; z < d; ++z)
@@ -246,15 +301,15 @@ iwpp_status iwpp_remove_border_labels(iwpp_context *ctx, const iwpp_image *label
             const int edge_row = y == 0 || y == h - 1 || (d > 1 && (z == 0 || z == d - 1));
             const int64_t row = z * sz + y * sy;
             if (edge_row) {
-                for (int64_t x = 0; x < w; ++x) gone[label_get(labels, row + x)] = 1;
+                for (int64_t x = 0; x < w; ++x) gone[label_slot(&li, label_get(labels, row + x))] = 1;
             } else {
-                gone[label_get(labels, row)] = 1;
-                gone[label_get(labels, row + w - 1)] = 1;
+                gone[label_slot(&li, label_get(labels, row))] = 1;
+                gone[label_slot(&li, label_get(labels, row + w - 1))] = 1;
             }
         }
-    gone[0] = 0;
-    apply_removal(labels, gone, out);
+    apply_removal(labels, &li, gone, out);
     free(gone);
+    free(li.keys);
     iwpp_end(ctx, t0);
     return IWPP_OK;
 }
@@ -272,23 +327,27 @@ iwpp_status iwpp_label_size_filter(iwpp_context *ctx, const iwpp_image *labels, 
                               (long long)max_pixels, (long long)min_pixels);
     double t0 = iwpp_now_ms();
     memset(&ctx->stats, 0, sizeof ctx->stats);
-    const uint32_t top = label_max(labels);
-    int64_t *size = calloc((size_t)top + 1, sizeof *size);
-    uint8_t *gone = size ? label_table(ctx, top) : NULL;
+    label_index li;
+    if ((st = label_index_make(ctx, labels, &li))) return st;
+    int64_t *size = calloc((size_t)li.size, sizeof *size);
+    uint8_t *gone = size ? label_table(ctx, &li) : NULL;
     if (!gone) {
         free(size);
-        return iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the sizes of %lu labels",
-                              (unsigned long)top + 1);
+        free(li.keys);
+        return iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the sizes of %lld labels",
+                              (long long)li.size);
     }
     const int64_t sy = sy_of(labels), sz = sz_of(labels);
     for (int64_t z = 0; z < labels->depth; ++z)
         for (int64_t y = 0; y < labels->height; ++y)
-            for (int64_t x = 0; x < labels->width; ++x) size[label_get(labels, z * sz + y * sy + x)]++;
-    for (uint32_t v = 1; v <= top && v != 0; ++v)
+            for (int64_t x = 0; x < labels->width; ++x)
+                size[label_slot(&li, label_get(labels, z * sz + y * sy + x))]++;
+    for (int64_t v = 0; v < li.size; ++v)
         gone[v] = size[v] > 0 && (size[v] < min_pixels || (max_pixels > 0 && size[v] > max_pixels));
-    apply_removal(labels, gone, out);
+    apply_removal(labels, &li, gone, out);
     free(size);
     free(gone);
+    free(li.keys);
     iwpp_end(ctx, t0);
     return IWPP_OK;
 }

@@ -1,0 +1,255 @@
+/*
+ * cpu/label_impl.h - the CPU labeling and the watershed's ordered flood, specialised on the
+ * index type (internal; included only by cpu/labels.c, twice):
+ *   IDX   uint32_t (images below 2^32 - 1 pixels: half the memory) or uint64_t
+ *   ISUF  a suffix token naming the specialisation
+ * Pixel values reach this code as uint32_t keys (labels.c: lab_key) whose order and equality
+ * are those of the values, so nothing here depends on the pixel type.
+ */
+
+#define L_CAT2(a, b) a##_##b
+#define L_CAT(a, b) L_CAT2(a, b)
+#define LFN(name) L_CAT(name, ISUF)
+#define L_NONE ((IDX)~(IDX)0)
+
+/* ---------------------------------------------------------------- union-find labeling */
+
+/* Root of @p i with path halving (parents only ever point to smaller indices). */
+static inline IDX LFN(uf_find)(IDX *par, IDX i)
+{
+    while (par[i] != i) {
+        par[i] = par[par[i]];
+        i = par[i];
+    }
+    return i;
+}
+
+/* Step 1 on band [lo, hi): union every foreground pixel with its joined neighbours met before
+ * it in raster order inside the band. Roots are the smallest index of their set. */
+static void LFN(uf_band)(const lab_job *J, int64_t lo, int64_t hi, IDX *par)
+{
+    const int64_t w = J->w, h = J->h;
+    for (int64_t i = lo; i < hi; ++i) {
+        const uint32_t k = lab_key(J->in, J->type, i);
+        if (!k) {
+            par[i] = L_NONE;
+            continue;
+        }
+        par[i] = (IDX)i;
+        const int64_t x = i % w, y = (i / w) % h, z = i / (w * h);
+        for (int n = 0; n < J->nprev; ++n) {
+            const int64_t qx = x + J->off[n][0], qy = y + J->off[n][1], qz = z + J->off[n][2];
+            if (qx < 0 || qx >= w || qy < 0 || qy >= h || qz < 0) continue;
+            const int64_t q = i + J->delta[n];
+            if (q < lo || par[q] == L_NONE) continue;
+            if (J->equal && lab_key(J->in, J->type, q) != k) continue;
+            IDX a = LFN(uf_find)(par, (IDX)i), b = LFN(uf_find)(par, (IDX)q);
+            if (a < b) par[b] = a;
+            else if (b < a) par[a] = b;
+        }
+    }
+}
+
+/* Root without compression (step 2 must not point non-roots across bands). */
+static inline IDX LFN(uf_root)(const IDX *par, IDX i)
+{
+    while (par[i] != i) i = par[i];
+    return i;
+}
+
+/* Step 2 (sequential): join the first line of each band with the band before; every root that
+ * gets a parent is recorded in @p moved (sorted ascending afterwards) and then pointed at its
+ * final root, in increasing order (a root only ever moves under a smaller one). */
+static iwpp_status LFN(uf_seams)(const lab_job *J, const int64_t *band_lo, int nb, IDX *par)
+{
+    const int64_t w = J->w, h = J->h, line = J->d > 1 ? w * h : w;
+    IDX *moved = NULL;
+    size_t nm = 0, cap = 0;
+    for (int b = 1; b < nb; ++b) {
+        const int64_t lo = band_lo[b];
+        for (int64_t i = lo; i < lo + line && i < band_lo[b + 1]; ++i) {
+            if (par[i] == L_NONE) continue;
+            const uint32_t k = lab_key(J->in, J->type, i);
+            const int64_t x = i % w, y = (i / w) % h, z = i / (w * h);
+            for (int n = 0; n < J->nprev; ++n) {
+                const int64_t qx = x + J->off[n][0], qy = y + J->off[n][1], qz = z + J->off[n][2];
+                if (qx < 0 || qx >= w || qy < 0 || qy >= h || qz < 0) continue;
+                const int64_t q = i + J->delta[n];
+                if (q >= lo || par[q] == L_NONE) continue;
+                if (J->equal && lab_key(J->in, J->type, q) != k) continue;
+                IDX a = LFN(uf_root)(par, (IDX)i), c = LFN(uf_root)(par, (IDX)q);
+                if (a == c) continue;
+                if (c > a) {
+                    IDX t = a;
+                    a = c;
+                    c = t;
+                }
+                if (nm == cap) {
+                    cap = cap ? 2 * cap : 1024;
+                    IDX *m2 = realloc(moved, cap * sizeof *m2);
+                    if (!m2) {
+                        free(moved);
+                        return IWPP_ENOMEM;
+                    }
+                    moved = m2;
+                }
+                par[a] = c; /* the larger root under the smaller */
+                moved[nm++] = a;
+            }
+        }
+    }
+    qsort(moved, nm, sizeof *moved, LFN(cmp_idx));
+    for (size_t m = 0; m < nm; ++m) par[moved[m]] = par[par[moved[m]]];
+    free(moved);
+    return IWPP_OK;
+}
+
+/* Step 3 on a band: every pixel's parent becomes its final root (raster order: the parent,
+ * smaller, is final already; roots moved in step 2 are final and point outside the band). */
+static void LFN(uf_flatten)(int64_t lo, int64_t hi, IDX *par)
+{
+    for (int64_t i = lo; i < hi; ++i) {
+        const IDX p = par[i];
+        if (p == L_NONE || p == (IDX)i || (int64_t)p < lo) continue;
+        par[i] = par[p];
+    }
+}
+
+static int64_t LFN(uf_count_roots)(int64_t lo, int64_t hi, const IDX *par)
+{
+    int64_t c = 0;
+    for (int64_t i = lo; i < hi; ++i) c += par[i] == (IDX)i;
+    return c;
+}
+
+/* Step 4a: the roots of a band take labels first + 1, first + 2, ... in raster order. */
+static void LFN(uf_write_roots)(int64_t lo, int64_t hi, int64_t first, const IDX *par, void *out, int u16)
+{
+    uint32_t v = (uint32_t)first;
+    for (int64_t i = lo; i < hi; ++i)
+        if (par[i] == (IDX)i) {
+            ++v;
+            if (u16) ((uint16_t *)out)[i] = (uint16_t)v;
+            else ((uint32_t *)out)[i] = v;
+        }
+}
+
+/* Step 4b: every other pixel takes its root's label (written in 4a), background 0. */
+static void LFN(uf_write_rest)(int64_t lo, int64_t hi, const IDX *par, void *out, int u16)
+{
+    for (int64_t i = lo; i < hi; ++i) {
+        const IDX p = par[i];
+        if (p == (IDX)i) continue;
+        if (u16) ((uint16_t *)out)[i] = p == L_NONE ? 0 : ((uint16_t *)out)[p];
+        else ((uint32_t *)out)[i] = p == L_NONE ? 0 : ((uint32_t *)out)[p];
+    }
+}
+
+/* ---------------------------------------------------------------- watershed flood */
+
+/* Order the pixels inside the mask by level key (LSD radix, 16-bit digits: one pass for U8
+ * and U16 levels, two for F32). Returns the count sorted. */
+static int64_t LFN(ws_sort)(const ws_job *J, IDX *order, IDX *tmp, int64_t *count)
+{
+    const int64_t n = J->n;
+    memset(count, 0, 65537 * sizeof *count);
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; ++i)
+        if (J->flags[i] & WS_INSIDE) count[(J->level[i] & 0xFFFF) + 1]++, ++m;
+    for (int k = 0; k < 65536; ++k) count[k + 1] += count[k];
+    IDX *dst = J->two_pass ? tmp : order;
+    for (int64_t i = 0; i < n; ++i)
+        if (J->flags[i] & WS_INSIDE) dst[count[J->level[i] & 0xFFFF]++] = (IDX)i;
+    if (!J->two_pass) return m;
+    memset(count, 0, 65537 * sizeof *count);
+    for (int64_t j = 0; j < m; ++j) count[(J->level[tmp[j]] >> 16) + 1]++;
+    for (int k = 0; k < 65536; ++k) count[k + 1] += count[k];
+    for (int64_t j = 0; j < m; ++j) order[count[J->level[tmp[j]] >> 16]++] = tmp[j];
+    return m;
+}
+
+/* Neighbour q of p along offset n, or -1 outside the image. */
+static inline int64_t LFN(ws_nb)(const ws_job *J, int64_t p, int64_t x, int64_t y, int64_t z, int n)
+{
+    const int64_t qx = x + J->off[n][0], qy = y + J->off[n][1], qz = z + J->off[n][2];
+    if (qx < 0 || qy < 0 || qz < 0 || qx >= J->w || qy >= J->h || qz >= J->d) return -1;
+    return p + J->delta[n];
+}
+
+/* The sources of the level order[a..b) (key lv): markers (their own label) and entry pixels
+ * (in = L: the smallest label among reached neighbours of a lower level), all at D = 0,
+ * appended to @p queue. Returns the queue length. */
+static int64_t LFN(ws_sources)(const ws_job *J, const IDX *order, int64_t a, int64_t b, uint32_t lv, IDX *queue)
+{
+    int64_t nq = 0;
+    for (int64_t j = a; j < b; ++j) {
+        const int64_t p = (int64_t)order[j];
+        const uint8_t f = J->flags[p];
+        uint32_t best = 0;
+        if (f & WS_MARKER) {
+            best = J->marker_of(J->markers, p);
+        } else if (f & WS_ENTRY) {
+            const int64_t x = p % J->w, y = (p / J->w) % J->h, z = p / (J->w * J->h);
+            for (int n = 0; n < J->nn; ++n) {
+                const int64_t q = LFN(ws_nb)(J, p, x, y, z, n);
+                if (q < 0 || !J->lab[q] || J->level[q] >= lv) continue;
+                if (!best || J->lab[q] < best) best = J->lab[q];
+            }
+        }
+        if (best) {
+            J->lab[p] = best;
+            J->dist[p] = 0;
+            queue[nq++] = (IDX)p;
+        }
+    }
+    return nq;
+}
+
+/* Breadth-first pass over the plateau of level lv from the queued sources: a pixel takes
+ * D(q) + 1 from the first layer that reaches it and the smallest label of that layer. */
+static void LFN(ws_bfs)(const ws_job *J, uint32_t lv, IDX *queue, int64_t nq)
+{
+    for (int64_t head = 0; head < nq; ++head) {
+        const int64_t q = (int64_t)queue[head];
+        const uint32_t dq = J->dist[q] + 1, lq = J->lab[q];
+        const int64_t x = q % J->w, y = (q / J->w) % J->h, z = q / (J->w * J->h);
+        for (int n = 0; n < J->nn; ++n) {
+            const int64_t p = LFN(ws_nb)(J, q, x, y, z, n);
+            if (p < 0 || J->level[p] != lv || (J->flags[p] & (WS_INSIDE | WS_MARKER)) != WS_INSIDE) continue;
+            if (!J->lab[p]) {
+                J->lab[p] = lq;
+                J->dist[p] = dq;
+                queue[nq++] = (IDX)p;
+            } else if (J->dist[p] == dq && lq < J->lab[p]) {
+                J->lab[p] = lq; /* p is still queued: its layer comes after q's */
+            }
+        }
+    }
+}
+
+/* Phase 2: levels in increasing order. Returns nonzero status if the listener cancelled. */
+static iwpp_status LFN(ws_flood)(iwpp_context *ctx, const ws_job *J, IDX *order, IDX *queue, int64_t m)
+{
+    double next = iwpp_now_ms() + 100.0;
+    for (int64_t a = 0; a < m;) {
+        const uint32_t lv = J->level[order[a]];
+        int64_t b = a + 1;
+        while (b < m && J->level[order[b]] == lv) ++b;
+        int64_t nq = LFN(ws_sources)(J, order, a, b, lv, queue);
+        LFN(ws_bfs)(J, lv, queue, nq);
+        a = b;
+        if (ctx->progress && iwpp_now_ms() > next) {
+            iwpp_status st = iwpp_progress_report(ctx, 0.6 + 0.3 * (double)a / (double)m);
+            if (st) return st;
+            next = iwpp_now_ms() + 100.0;
+        }
+    }
+    return IWPP_OK;
+}
+
+#undef L_CAT2
+#undef L_CAT
+#undef LFN
+#undef L_NONE
+#undef IDX
+#undef ISUF

@@ -1,0 +1,388 @@
+/*
+ * cpu/labels.c - the CPU backend's labeling and marker-controlled watershed.
+ *
+ * Label: union-find where every root is the smallest index of its set, built in bands of
+ * whole rows (2D) or planes (3D), one per thread, then joined across the bands' seams; roots
+ * are numbered in raster order by a prefix sum over the bands. 32-bit indices below 2^32 - 1
+ * pixels, 64-bit above (label_impl.h, compiled twice).
+ *
+ * Watershed (iwpp.h's definition; ws_common in the design notes):
+ *   1. level L = reconstruction by erosion of (in at the markers, max elsewhere) over
+ *      (in inside the mask, max outside), with this backend's own reconstruction;
+ *   2. pixels inside the mask sorted by L; per level, the markers and the entry pixels
+ *      (in = L, next to a reached pixel of a lower level; they take the smallest such label)
+ *      start at D = 0, and a breadth-first pass over the level's plateau gives every other
+ *      pixel of the level its exact D and the smallest label among those at that D;
+ *   3. the output (and the watershed lines) in one pass, written only once nothing can fail.
+ */
+#include "cpu/cpu.h"
+#include "cpu/pool.h"
+#include "dispatch.h"
+#include "neighborhood.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Threads get at least this many pixels each (smaller images run sequentially). */
+#define LAB_PX_PER_THREAD ((int64_t)1 << 19)
+
+/* A pixel's value as a key with the equality of the values (F32: -0 is 0). */
+static inline uint32_t lab_key(const void *in, iwpp_type t, int64_t i)
+{
+    if (t == IWPP_U8) return ((const uint8_t *)in)[i];
+    if (t == IWPP_U16) return ((const uint16_t *)in)[i];
+    uint32_t u;
+    memcpy(&u, (const float *)in + i, sizeof u);
+    return (u << 1) ? u : 0u;
+}
+
+/* An F32 value as a key with the order of the values (-0 and +0 equal). */
+static inline uint32_t f32_order_key(float v)
+{
+    uint32_t u;
+    if (v == 0.0f) v = 0.0f;
+    memcpy(&u, &v, sizeof u);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+typedef struct lab_job {
+    const void *in;
+    iwpp_type type;
+    int64_t w, h, d;
+    int equal;
+    int nprev;         /* neighbours met before the centre in raster order */
+    int off[13][3];
+    int64_t delta[13]; /* their index offsets */
+} lab_job;
+
+enum { WS_INSIDE = 1, WS_MARKER = 2, WS_ENTRY = 4 };
+
+typedef struct ws_job {
+    int64_t w, h, d, n;
+    int nn;
+    int off[26][3];
+    int64_t delta[26];
+    const uint32_t *level; /* order key of L */
+    const uint8_t *flags;  /* WS_* */
+    const void *markers;
+    uint32_t (*marker_of)(const void *markers, int64_t i);
+    uint32_t *lab;  /* 0 = not reached */
+    uint32_t *dist; /* D, where lab != 0 */
+    int two_pass;   /* levels need both 16-bit digits (F32) */
+} ws_job;
+
+static uint32_t marker_u16(const void *m, int64_t i) { return ((const uint16_t *)m)[i]; }
+static uint32_t marker_u32(const void *m, int64_t i) { return ((const uint32_t *)m)[i]; }
+
+static int cmp_idx_u32(const void *a, const void *b)
+{
+    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+static int cmp_idx_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+#define IDX uint32_t
+#define ISUF u32
+#include "cpu/label_impl.h"
+#define IDX uint64_t
+#define ISUF u64
+#include "cpu/label_impl.h"
+
+/* ---------------------------------------------------------------- label */
+
+typedef struct lab_run {
+    const lab_job *J;
+    const int64_t *band_lo;
+    int64_t *first; /* per band: labels before it (step 4), or its root count */
+    void *par;
+    void *out;
+    int wide, u16, step;
+} lab_run;
+
+static void lab_bands(void *arg, int64_t b0, int64_t b1, int worker)
+{
+    (void)worker;
+    const lab_run *R = arg;
+    for (int64_t b = b0; b < b1; ++b) {
+        const int64_t lo = R->band_lo[b], hi = R->band_lo[b + 1];
+        if (R->wide) {
+            uint64_t *par = R->par;
+            if (R->step == 1) uf_band_u64(R->J, lo, hi, par);
+            else if (R->step == 3) uf_flatten_u64(lo, hi, par), R->first[b] = uf_count_roots_u64(lo, hi, par);
+            else if (R->step == 4) uf_write_roots_u64(lo, hi, R->first[b], par, R->out, R->u16);
+            else uf_write_rest_u64(lo, hi, par, R->out, R->u16);
+        } else {
+            uint32_t *par = R->par;
+            if (R->step == 1) uf_band_u32(R->J, lo, hi, par);
+            else if (R->step == 3) uf_flatten_u32(lo, hi, par), R->first[b] = uf_count_roots_u32(lo, hi, par);
+            else if (R->step == 4) uf_write_roots_u32(lo, hi, R->first[b], par, R->out, R->u16);
+            else uf_write_rest_u32(lo, hi, par, R->out, R->u16);
+        }
+    }
+}
+
+static void lab_job_init(lab_job *J, const iwpp_buf *in, int connectivity, int equal)
+{
+    int off[26][3];
+    const int nn = iwpp_neighbors(connectivity, in->d == 1, off);
+    J->in = in->ptr;
+    J->type = in->type;
+    J->w = in->w, J->h = in->h, J->d = in->d;
+    J->equal = equal;
+    J->nprev = nn / 2;
+    for (int k = 0; k < J->nprev; ++k) {
+        memcpy(J->off[k], off[k], sizeof off[k]);
+        J->delta[k] = off[k][0] + in->w * (off[k][1] + in->h * off[k][2]);
+    }
+}
+
+iwpp_status iwpp_cpu_label(iwpp_context *ctx, const iwpp_buf *in, int connectivity, iwpp_label_mode mode,
+                           iwpp_buf *labels, int64_t *count)
+{
+    const double t0 = iwpp_now_ms();
+    const int64_t n = iwpp_buf_count(in), lines = in->d > 1 ? in->d : in->h, line = n / lines;
+    const int wide = n >= (int64_t)UINT32_MAX;
+    const int nt = iwpp_cpu_threads_for(ctx, n, LAB_PX_PER_THREAD);
+    const int nb = (int)(nt < lines ? nt : lines);
+    lab_job J;
+    lab_job_init(&J, in, connectivity, mode == IWPP_LABEL_EQUAL);
+    int64_t *band_lo = malloc((size_t)(2 * nb + 2) * sizeof *band_lo);
+    void *par = malloc((size_t)(n ? n : 1) * (wide ? 8 : 4));
+    if (!band_lo || !par) {
+        free(band_lo);
+        free(par);
+        return iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the labeling of %lld pixels (%.1f MiB)",
+                              (long long)n, (double)n * (wide ? 8 : 4) / 1048576.0);
+    }
+    int64_t *first = band_lo + nb + 1;
+    for (int b = 0; b <= nb; ++b) band_lo[b] = lines * b / nb * line;
+    lab_run R = {&J, band_lo, first, par, labels->ptr, wide, labels->type == IWPP_U16, 1};
+    iwpp_par_for(nt, nb, 1, lab_bands, &R);
+    iwpp_status st = wide ? uf_seams_u64(&J, band_lo, nb, par) : uf_seams_u32(&J, band_lo, nb, par);
+    if (st) {
+        free(band_lo);
+        free(par);
+        return iwpp_set_error(ctx, st, "out of host memory joining the bands of a labeling");
+    }
+    R.step = 3;
+    iwpp_par_for(nt, nb, 1, lab_bands, &R);
+    int64_t total = 0;
+    for (int b = 0; b < nb; ++b) {
+        const int64_t c = first[b];
+        first[b] = total;
+        total += c;
+    }
+    if (labels->type == IWPP_U16 && total > 65535) {
+        free(band_lo);
+        free(par);
+        return iwpp_labels_overflow(ctx, total);
+    }
+    R.step = 4; /* nothing can fail from here: the output may be the caller's view */
+    iwpp_par_for(nt, nb, 1, lab_bands, &R);
+    R.step = 5;
+    iwpp_par_for(nt, nb, 1, lab_bands, &R);
+    free(band_lo);
+    free(par);
+    *count = total;
+    strcpy(ctx->stats.variant, "union-find");
+    ctx->stats.compute_ms = iwpp_now_ms() - t0;
+    return IWPP_OK;
+}
+
+/* ---------------------------------------------------------------- watershed */
+
+typedef struct ws_setup {
+    const iwpp_buf *in, *markers, *mask;
+    void *g, *m;          /* phase 1: mask and marker of the reconstruction (type of in) */
+    uint32_t *level;      /* phase 2 level keys (may be m itself for F32) */
+    uint8_t *flags;
+    int u16;
+} ws_setup;
+
+static inline int ws_marked(const ws_setup *S, int64_t i)
+{
+    return S->u16 ? ((const uint16_t *)S->markers->ptr)[i] != 0 : ((const uint32_t *)S->markers->ptr)[i] != 0;
+}
+
+/* g = in inside the mask, max outside; m = in at the markers inside the mask, max elsewhere. */
+#define WS_PREPARE(T, TOP)                                                                     \
+    do {                                                                                       \
+        const T *f = S->in->ptr;                                                               \
+        T *g = S->g, *m = S->m;                                                                \
+        for (int64_t i = i0; i < i1; ++i) {                                                    \
+            const int inside = !mk || mk[i];                                                   \
+            g[i] = inside ? f[i] : (TOP);                                                      \
+            m[i] = inside && ws_marked(S, i) ? f[i] : (TOP);                                   \
+        }                                                                                      \
+    } while (0)
+
+static void ws_prepare_range(void *arg, int64_t i0, int64_t i1, int worker)
+{
+    (void)worker;
+    const ws_setup *S = arg;
+    const uint8_t *mk = S->mask ? S->mask->ptr : NULL;
+    if (S->in->type == IWPP_U8) WS_PREPARE(uint8_t, UINT8_MAX);
+    else if (S->in->type == IWPP_U16) WS_PREPARE(uint16_t, UINT16_MAX);
+    else WS_PREPARE(float, INFINITY);
+}
+
+/* Level keys from L (in S->m) and the flags; for F32 the keys overwrite L in place. */
+#define WS_KEYS(T, KEY)                                                                        \
+    do {                                                                                       \
+        const T *f = S->in->ptr, *L = S->m;                                                    \
+        for (int64_t i = i0; i < i1; ++i) {                                                    \
+            const int inside = !mk || mk[i];                                                   \
+            const T l = L[i];                                                                  \
+            S->flags[i] = (uint8_t)((inside ? WS_INSIDE : 0) | (inside && ws_marked(S, i) ? WS_MARKER : 0) | \
+                                    (f[i] == l ? WS_ENTRY : 0));                               \
+            S->level[i] = KEY(l);                                                              \
+        }                                                                                      \
+    } while (0)
+#define WS_KEY_INT(v) ((uint32_t)(v))
+
+static void ws_keys_range(void *arg, int64_t i0, int64_t i1, int worker)
+{
+    (void)worker;
+    const ws_setup *S = arg;
+    const uint8_t *mk = S->mask ? S->mask->ptr : NULL;
+    if (S->in->type == IWPP_U8) WS_KEYS(uint8_t, WS_KEY_INT);
+    else if (S->in->type == IWPP_U16) WS_KEYS(uint16_t, WS_KEY_INT);
+    else WS_KEYS(float, f32_order_key);
+}
+
+static iwpp_status ws_nomem(iwpp_context *ctx, const iwpp_buf *in)
+{
+    return iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the levels of a watershed of a %lldx%lldx%lld image",
+                          (long long)in->w, (long long)in->h, (long long)in->d);
+}
+
+/* Phase 1 and the keys: S->level and S->flags allocated and filled. */
+static iwpp_status ws_levels(iwpp_context *ctx, ws_setup *S, int connectivity)
+{
+    const iwpp_buf *in = S->in;
+    const int64_t n = iwpp_buf_count(in);
+    const size_t es = iwpp_type_size(in->type);
+    const int nt = iwpp_cpu_threads_for(ctx, n, (int64_t)1 << 22);
+    S->g = malloc((size_t)n * es + 1);
+    S->m = malloc((size_t)n * es + 1);
+    S->flags = malloc((size_t)n + 1);
+    if (!S->g || !S->m || !S->flags) return ws_nomem(ctx, in);
+    iwpp_par_for(nt, n, (int64_t)1 << 16, ws_prepare_range, S);
+    iwpp_buf bm = {in->type, in->w, in->h, in->d, S->m, NULL}, bg = {in->type, in->w, in->h, in->d, S->g, NULL};
+    iwpp_status st = iwpp_cpu_reconstruct(ctx, &bm, &bg, connectivity, IWPP_BY_EROSION);
+    free(S->g);
+    S->g = NULL;
+    if (st) return st;
+    if ((st = iwpp_progress_report(ctx, 0.5))) return st;
+    S->level = in->type == IWPP_F32 ? S->m : malloc((size_t)n * sizeof *S->level + 4);
+    if (!S->level) return ws_nomem(ctx, in);
+    iwpp_par_for(nt, n, (int64_t)1 << 16, ws_keys_range, S);
+    if (in->type != IWPP_F32) free(S->m);
+    S->m = NULL;
+    return IWPP_OK;
+}
+
+typedef struct ws_out {
+    const ws_job *J;
+    void *out;
+    int u16, lines;
+} ws_out;
+
+/* The output rows [r0, r1): the label, or 0 on a watershed line (iwpp.h's rule). */
+static void ws_out_rows(void *arg, int64_t r0, int64_t r1, int worker)
+{
+    (void)worker;
+    const ws_out *O = arg;
+    const ws_job *J = O->J;
+    for (int64_t r = r0; r < r1; ++r)
+        for (int64_t x = 0, p = r * J->w; x < J->w; ++x, ++p) {
+            uint32_t v = J->lab[p];
+            if (O->lines && v && !(J->flags[p] & WS_MARKER)) {
+                const int64_t y = r % J->h, z = r / J->h;
+                const uint32_t lp = J->level[p], dp = J->dist[p];
+                for (int k = 0; k < J->nn && v; ++k) {
+                    const int64_t q = ws_nb_u64(J, p, x, y, z, k);
+                    if (q < 0) continue;
+                    const uint32_t lq = J->lab[q];
+                    if (!lq || lq == v) continue;
+                    if (J->level[q] < lp || (J->level[q] == lp && (J->dist[q] < dp || (J->dist[q] == dp && lq < v))))
+                        v = 0;
+                }
+            }
+            if (O->u16) ((uint16_t *)O->out)[p] = (uint16_t)v;
+            else ((uint32_t *)O->out)[p] = v;
+        }
+}
+
+static void ws_job_init(ws_job *J, const ws_setup *S, int connectivity)
+{
+    const iwpp_buf *in = S->in;
+    J->w = in->w, J->h = in->h, J->d = in->d, J->n = iwpp_buf_count(in);
+    J->nn = iwpp_neighbors(connectivity, in->d == 1, J->off);
+    for (int k = 0; k < J->nn; ++k) J->delta[k] = J->off[k][0] + in->w * (J->off[k][1] + in->h * J->off[k][2]);
+    J->level = S->level;
+    J->flags = S->flags;
+    J->markers = S->markers->ptr;
+    J->marker_of = S->u16 ? marker_u16 : marker_u32;
+    J->two_pass = in->type == IWPP_F32;
+}
+
+/* Phase 2 and the output, on the levels of ws_levels. */
+static iwpp_status ws_flood(iwpp_context *ctx, ws_job *J, int lines, iwpp_buf *labels)
+{
+    const int64_t n = J->n;
+    const int wide = n >= (int64_t)UINT32_MAX;
+    const size_t is = wide ? 8 : 4;
+    void *order = malloc((size_t)n * is + 8), *tmp = malloc((size_t)n * is + 8);
+    int64_t *count = malloc(65537 * sizeof *count);
+    J->lab = calloc((size_t)n + 1, sizeof *J->lab);
+    J->dist = malloc((size_t)n * sizeof *J->dist + 4);
+    iwpp_status st = IWPP_OK;
+    if (!order || !tmp || !count || !J->lab || !J->dist) {
+        st = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the flood of a watershed of %lld pixels",
+                            (long long)n);
+    } else {
+        const int64_t m = wide ? ws_sort_u64(J, order, tmp, count) : ws_sort_u32(J, order, tmp, count);
+        free(count);
+        count = NULL;
+        if (!(st = iwpp_progress_report(ctx, 0.6))) /* the queue reuses the sort's scratch */
+            st = wide ? ws_flood_u64(ctx, J, order, tmp, m) : ws_flood_u32(ctx, J, order, tmp, m);
+    }
+    free(order);
+    free(tmp);
+    free(count);
+    if (st == IWPP_OK && !(st = iwpp_progress_report(ctx, 0.9))) {
+        ws_out O = {J, labels->ptr, labels->type == IWPP_U16, lines};
+        iwpp_par_for(iwpp_cpu_threads_for(ctx, n, (int64_t)1 << 20), J->h * J->d, 64, ws_out_rows, &O);
+    }
+    free(J->lab);
+    free(J->dist);
+    return st;
+}
+
+iwpp_status iwpp_cpu_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp_buf *markers,
+                               const iwpp_buf *mask, int connectivity, int lines, iwpp_buf *labels)
+{
+    const double t0 = iwpp_now_ms();
+    ws_setup S = {in, markers, mask, NULL, NULL, NULL, NULL, markers->type == IWPP_U16};
+    iwpp_status st = ws_levels(ctx, &S, connectivity);
+    ws_job J;
+    if (st == IWPP_OK) {
+        ws_job_init(&J, &S, connectivity);
+        st = ws_flood(ctx, &J, lines, labels);
+    }
+    free(S.g);
+    free(S.m);
+    free(S.level);
+    free(S.flags);
+    if (st) return st;
+    strcpy(ctx->stats.variant, "ordered-flood");
+    ctx->stats.compute_ms = iwpp_now_ms() - t0;
+    return IWPP_OK;
+}
