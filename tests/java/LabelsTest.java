@@ -149,7 +149,7 @@ public class LabelsTest {
                 assertEquals("a refused call writes nothing", 7, v);
             int[][] lab32 = new int[1][w * h];
             assertEquals(131072L, IwppNative.label(b, 0, 0, in, w, h, 4, IwppNative.LABEL_BINARY, lab32));
-            assertEquals(131072, lab32[0][w * h - 2]); // the last component in raster order
+            assertEquals(131072, lab32[0][w * h - 1]); // (511, 511): the last component in raster order
         }
     }
 
@@ -458,7 +458,7 @@ public class LabelsTest {
         });
         refused("connectivity", new Call() {
             public void run() {
-                IwppNative.label(cpu, 0, 0, in, 4, 3, 6, IwppNative.LABEL_BINARY, lab);
+                IwppNative.label(cpu, 0, 0, in, 4, 3, 5, IwppNative.LABEL_BINARY, lab);
             }
         });
         refused("dynamic", new Call() {
