@@ -121,7 +121,7 @@ label_tests() {
 	bad_choice label_overflow 'newImage("checker", "8-bit black", 512, 512, 1); for (y = 0; y < 512; y++) for (x = (y % 2); x < 512; x += 2) setPixel(x, y, 255); run("Connected Components Labeling (IWPP)", "mode=binary connectivity=4 output=16-bit");' \
 		'131072 labels do not fit in a 16-bit label image (at most 65535); choose output=32-bit or output=auto.'
 	bad_choice size_range 'newImage("lab16", "16-bit black", 8, 8, 1); run("Label Size Filtering (IWPP)", "min=10 max=5");' \
-		'Label Size Filtering (IWPP) error: max (5) is below min (10); use max=0 for no upper limit.'
+		'Label Size Filtering (IWPP) error: The maximum (5) is below the minimum (10); use max=0 for no upper limit.'
 	bad_choice dtws_dynamic 'selectImage("img"); run("Distance Transform Watershed (IWPP)", "dynamic=-1 connectivity=8 output=auto");' \
 		'Distance Transform Watershed (IWPP) error: The dynamic must be a finite number of 0 or more'
 }

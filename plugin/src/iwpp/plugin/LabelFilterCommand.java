@@ -70,7 +70,8 @@ public class LabelFilterCommand implements PlugIn {
             return;
         }
         if (size && max > 0 && max < min) {
-            IwppRun.error(name, "max (" + (long) max + ") is below min (" + (long) min + "); use max=0 for no upper limit.");
+            IwppRun.error(name, "The maximum (" + (long) max + ") is below the minimum (" + (long) min
+                    + "); use max=0 for no upper limit.");
             return;
         }
         run(imp, size, (long) min, (long) max, common);
