@@ -409,6 +409,38 @@ public class LabelsTest {
         return l;
     }
 
+    /* ------------------------------------------------------------ cancel */
+
+    @Test
+    public void aCancelledCallThrowsAndWritesNothing() {
+        final int w = 40, h = 30;
+        final Object[] in = gray(twoDiscs(w, h, 8, 12), U8, w, h, 1);
+        IwppNative.Progress stop = new IwppNative.Progress() {
+            public boolean update(double fraction) {
+                return true;
+            }
+        };
+        for (int op = 0; op < 3; op++) {
+            short[][] lab = new short[1][w * h];
+            java.util.Arrays.fill(lab[0], (short) 9);
+            try {
+                if (op == 0)
+                    IwppNative.label(IwppNative.BACKEND_CPU, 0, 0, 0L, null, stop, in, w, h, 8,
+                            IwppNative.LABEL_BINARY, lab);
+                else if (op == 1)
+                    IwppNative.watershed(IwppNative.BACKEND_CPU, 0, 0, 0L, null, stop, in, new short[1][w * h], null, w, h,
+                            8, true, lab);
+                else
+                    IwppNative.distanceWatershed(IwppNative.BACKEND_CPU, 0, 0, 0L, null, stop, in, w, h, 1, 1, 1,
+                            0.5, 8, false, lab);
+                fail("operation " + op + " was not cancelled");
+            } catch (IwppCancelledException e) {
+                for (short v : lab[0])
+                    assertEquals("a cancelled call writes nothing (operation " + op + ")", 9, v);
+            }
+        }
+    }
+
     /* ------------------------------------------------------------ bad input */
 
     static void refused(String contains, Call c) {

@@ -79,7 +79,13 @@ public class DistanceWatershedCommand implements PlugIn {
                     + ") must be positive and finite; fix it with Image>Properties.");
             return;
         }
+        run(imp, new double[] { sx, sy, sz }, dynamic, conn, lines, output, threeD, common);
+    }
 
+    private static void run(ImagePlus imp, double[] spacing, final double dynamic, final int conn,
+            final boolean lines, String output, boolean threeD, int[] common) {
+        final double sx = spacing[0], sy = spacing[1], sz = spacing[2];
+        Calibration cal = imp.getCalibration();
         final int w = imp.getWidth(), h = imp.getHeight();
         final ImageStack in = imp.getStack();
         final int[][] vols = IwppRun.volumes(imp, threeD);
