@@ -148,94 +148,104 @@ static void LFN(uf_write_rest)(int64_t lo, int64_t hi, const IDX *par, void *out
 /* ---------------------------------------------------------------- watershed flood */
 
 /* Order the pixels inside the mask by level key (LSD radix, 16-bit digits: one pass for U8
- * and U16 levels, two for F32). Returns the count sorted. */
+ * and U16 levels, two for F32; stable, so each level stays in raster order). Returns the
+ * count sorted. */
 static int64_t LFN(ws_sort)(const ws_job *J, IDX *order, IDX *tmp, int64_t *count)
 {
+    const ws_px *px = J->px;
     const int64_t n = J->n;
     memset(count, 0, 65537 * sizeof *count);
     int64_t m = 0;
     for (int64_t i = 0; i < n; ++i)
-        if (J->flags[i] & WS_INSIDE) count[(J->level[i] & 0xFFFF) + 1]++, ++m;
+        if (px[i].flags & WS_INSIDE) count[(px[i].level & 0xFFFF) + 1]++, ++m;
     for (int k = 0; k < 65536; ++k) count[k + 1] += count[k];
     IDX *dst = J->two_pass ? tmp : order;
     for (int64_t i = 0; i < n; ++i)
-        if (J->flags[i] & WS_INSIDE) dst[count[J->level[i] & 0xFFFF]++] = (IDX)i;
+        if (px[i].flags & WS_INSIDE) dst[count[px[i].level & 0xFFFF]++] = (IDX)i;
     if (!J->two_pass) return m;
     memset(count, 0, 65537 * sizeof *count);
-    for (int64_t j = 0; j < m; ++j) count[(J->level[tmp[j]] >> 16) + 1]++;
+    for (int64_t j = 0; j < m; ++j) count[(px[tmp[j]].level >> 16) + 1]++;
     for (int k = 0; k < 65536; ++k) count[k + 1] += count[k];
-    for (int64_t j = 0; j < m; ++j) order[count[J->level[tmp[j]] >> 16]++] = tmp[j];
+    for (int64_t j = 0; j < m; ++j) order[count[px[tmp[j]].level >> 16]++] = tmp[j];
     return m;
 }
 
-/* Neighbour q of p along offset n, or -1 outside the image. */
-static inline int64_t LFN(ws_nb)(const ws_job *J, int64_t p, int64_t x, int64_t y, int64_t z, int n)
+/* The neighbours of p into q[] (those inside the image); returns their count. Pixels off the
+ * image border need no coordinates. */
+static inline int LFN(ws_nbs)(const ws_job *J, int64_t p, int border, int64_t *q)
 {
-    const int64_t qx = x + J->off[n][0], qy = y + J->off[n][1], qz = z + J->off[n][2];
-    if (qx < 0 || qy < 0 || qz < 0 || qx >= J->w || qy >= J->h || qz >= J->d) return -1;
-    return p + J->delta[n];
+    if (!border) {
+        for (int n = 0; n < J->nn; ++n) q[n] = p + J->delta[n];
+        return J->nn;
+    }
+    const int64_t x = p % J->w, y = (p / J->w) % J->h, z = p / (J->w * J->h);
+    int c = 0;
+    for (int n = 0; n < J->nn; ++n) {
+        const int64_t qx = x + J->off[n][0], qy = y + J->off[n][1], qz = z + J->off[n][2];
+        if (qx >= 0 && qy >= 0 && qz >= 0 && qx < J->w && qy < J->h && qz < J->d) q[c++] = p + J->delta[n];
+    }
+    return c;
 }
 
-/* The sources of the level order[a..b) (key lv): markers (their own label) and entry pixels
- * (in = L: the smallest label among reached neighbours of a lower level), all at D = 0,
- * appended to @p queue. Returns the queue length. */
-static int64_t LFN(ws_sources)(const ws_job *J, const IDX *order, int64_t a, int64_t b, uint32_t lv, IDX *queue)
+/* Source of level lv at p (not yet reached): a marker (its own label) or an entry pixel
+ * (in = L: the smallest label among reached neighbours of a lower level), at D = 0. */
+static inline uint32_t LFN(ws_source_label)(const ws_job *J, int64_t p, uint32_t lv)
 {
-    int64_t nq = 0;
-    for (int64_t j = a; j < b; ++j) {
-        const int64_t p = (int64_t)order[j];
-        const uint8_t f = J->flags[p];
-        uint32_t best = 0;
-        if (f & WS_MARKER) {
-            best = J->marker_of(J->markers, p);
-        } else if (f & WS_ENTRY) {
-            const int64_t x = p % J->w, y = (p / J->w) % J->h, z = p / (J->w * J->h);
-            for (int n = 0; n < J->nn; ++n) {
-                const int64_t q = LFN(ws_nb)(J, p, x, y, z, n);
-                if (q < 0 || !J->lab[q] || J->level[q] >= lv) continue;
-                if (!best || J->lab[q] < best) best = J->lab[q];
-            }
-        }
-        if (best) {
-            J->lab[p] = best;
-            J->dist[p] = 0;
-            queue[nq++] = (IDX)p;
-        }
+    ws_px *px = J->px;
+    const uint32_t f = px[p].flags;
+    if (f & WS_MARKER) return J->marker_of(J->markers, p);
+    if (!(f & WS_ENTRY)) return 0;
+    int64_t q[26];
+    const int c = LFN(ws_nbs)(J, p, f & WS_BORDER, q);
+    uint32_t best = 0;
+    for (int k = 0; k < c; ++k) {
+        const ws_px *r = &px[q[k]];
+        if (r->lab && r->level < lv && (!best || r->lab < best)) best = r->lab;
     }
-    return nq;
+    return best;
 }
 
 /* Breadth-first pass over the plateau of level lv from the queued sources: a pixel takes
  * D(q) + 1 from the first layer that reaches it and the smallest label of that layer. */
 static void LFN(ws_bfs)(const ws_job *J, uint32_t lv, IDX *queue, int64_t nq)
 {
+    ws_px *px = J->px;
     for (int64_t head = 0; head < nq; ++head) {
-        const int64_t q = (int64_t)queue[head];
-        const uint32_t dq = J->dist[q] + 1, lq = J->lab[q];
-        const int64_t x = q % J->w, y = (q / J->w) % J->h, z = q / (J->w * J->h);
-        for (int n = 0; n < J->nn; ++n) {
-            const int64_t p = LFN(ws_nb)(J, q, x, y, z, n);
-            if (p < 0 || J->level[p] != lv || (J->flags[p] & (WS_INSIDE | WS_MARKER)) != WS_INSIDE) continue;
-            if (!J->lab[p]) {
-                J->lab[p] = lq;
-                J->dist[p] = dq;
-                queue[nq++] = (IDX)p;
-            } else if (J->dist[p] == dq && lq < J->lab[p]) {
-                J->lab[p] = lq; /* p is still queued: its layer comes after q's */
+        const int64_t p = (int64_t)queue[head];
+        const uint32_t dq = px[p].dist + 1, lq = px[p].lab;
+        int64_t q[26];
+        const int c = LFN(ws_nbs)(J, p, px[p].flags & WS_BORDER, q);
+        for (int k = 0; k < c; ++k) {
+            ws_px *r = &px[q[k]];
+            if (r->level != lv || (r->flags & (WS_INSIDE | WS_MARKER)) != WS_INSIDE) continue;
+            if (!r->lab) {
+                r->lab = lq;
+                r->dist = dq;
+                queue[nq++] = (IDX)q[k];
+            } else if (r->dist == dq && lq < r->lab) {
+                r->lab = lq; /* still queued: its layer comes after p's */
             }
         }
     }
 }
 
-/* Phase 2: levels in increasing order. Returns nonzero status if the listener cancelled. */
-static iwpp_status LFN(ws_flood)(iwpp_context *ctx, const ws_job *J, IDX *order, IDX *queue, int64_t m)
+/* Phase 2: levels in increasing order; each level's sources, then its plateau pass. */
+static iwpp_status LFN(ws_flood)(iwpp_context *ctx, const ws_job *J, const IDX *order, IDX *queue, int64_t m)
 {
+    ws_px *px = J->px;
     double next = iwpp_now_ms() + 100.0;
     for (int64_t a = 0; a < m;) {
-        const uint32_t lv = J->level[order[a]];
-        int64_t b = a + 1;
-        while (b < m && J->level[order[b]] == lv) ++b;
-        int64_t nq = LFN(ws_sources)(J, order, a, b, lv, queue);
+        const uint32_t lv = px[order[a]].level;
+        int64_t nq = 0, b = a;
+        for (; b < m && px[order[b]].level == lv; ++b) {
+            const int64_t p = (int64_t)order[b];
+            const uint32_t l = LFN(ws_source_label)(J, p, lv);
+            if (l) {
+                px[p].lab = l;
+                px[p].dist = 0;
+                queue[nq++] = (IDX)p;
+            }
+        }
         LFN(ws_bfs)(J, lv, queue, nq);
         a = b;
         if (ctx->progress && iwpp_now_ms() > next) {

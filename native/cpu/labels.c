@@ -57,20 +57,26 @@ typedef struct lab_job {
     int64_t delta[13]; /* their index offsets */
 } lab_job;
 
-enum { WS_INSIDE = 1, WS_MARKER = 2, WS_ENTRY = 4 };
+enum { WS_INSIDE = 1, WS_MARKER = 2, WS_ENTRY = 4, WS_BORDER = 8 };
+
+/* Everything the flood reads and writes about a pixel, in one record: the flood's accesses
+ * are scattered (a level's pixels lie all over the image), so one cache line per pixel. */
+typedef struct ws_px {
+    uint32_t level; /* order key of L */
+    uint32_t lab;   /* 0 = not reached */
+    uint32_t dist;  /* D, where lab != 0 */
+    uint32_t flags; /* WS_* */
+} ws_px;
 
 typedef struct ws_job {
     int64_t w, h, d, n;
     int nn;
     int off[26][3];
     int64_t delta[26];
-    const uint32_t *level; /* order key of L */
-    const uint8_t *flags;  /* WS_* */
+    ws_px *px;
     const void *markers;
     uint32_t (*marker_of)(const void *markers, int64_t i);
-    uint32_t *lab;  /* 0 = not reached */
-    uint32_t *dist; /* D, where lab != 0 */
-    int two_pass;   /* levels need both 16-bit digits (F32) */
+    int two_pass; /* levels need both 16-bit digits (F32) */
 } ws_job;
 
 static uint32_t marker_u16(const void *m, int64_t i) { return ((const uint16_t *)m)[i]; }
@@ -200,8 +206,7 @@ iwpp_status iwpp_cpu_label(iwpp_context *ctx, const iwpp_buf *in, int connectivi
 typedef struct ws_setup {
     const iwpp_buf *in, *markers, *mask;
     void *g, *m;          /* phase 1: mask and marker of the reconstruction (type of in) */
-    uint32_t *level;      /* phase 2 level keys (may be m itself for F32) */
-    uint8_t *flags;
+    ws_px *px;            /* phase 2 */
     int u16;
 } ws_setup;
 
@@ -232,28 +237,35 @@ static void ws_prepare_range(void *arg, int64_t i0, int64_t i1, int worker)
     else WS_PREPARE(float, INFINITY);
 }
 
-/* Level keys from L (in S->m) and the flags; for F32 the keys overwrite L in place. */
+/* The flood's pixel records from L (in S->m), in rows (the border flag needs coordinates). */
 #define WS_KEYS(T, KEY)                                                                        \
     do {                                                                                       \
         const T *f = S->in->ptr, *L = S->m;                                                    \
-        for (int64_t i = i0; i < i1; ++i) {                                                    \
+        for (int64_t x = 0, i = r * w; x < w; ++x, ++i) {                                      \
             const int inside = !mk || mk[i];                                                   \
-            const T l = L[i];                                                                  \
-            S->flags[i] = (uint8_t)((inside ? WS_INSIDE : 0) | (inside && ws_marked(S, i) ? WS_MARKER : 0) | \
-                                    (f[i] == l ? WS_ENTRY : 0));                               \
-            S->level[i] = KEY(l);                                                              \
+            const uint32_t border = (edge_row || x == 0 || x == w - 1) ? WS_BORDER : 0;        \
+            S->px[i].level = KEY(L[i]);                                                        \
+            S->px[i].lab = 0;                                                                  \
+            S->px[i].dist = 0;                                                                 \
+            S->px[i].flags = (inside ? WS_INSIDE : 0) | (inside && ws_marked(S, i) ? WS_MARKER : 0) | \
+                             (f[i] == L[i] ? WS_ENTRY : 0) | border;                           \
         }                                                                                      \
     } while (0)
 #define WS_KEY_INT(v) ((uint32_t)(v))
 
-static void ws_keys_range(void *arg, int64_t i0, int64_t i1, int worker)
+static void ws_keys_rows(void *arg, int64_t r0, int64_t r1, int worker)
 {
     (void)worker;
     const ws_setup *S = arg;
     const uint8_t *mk = S->mask ? S->mask->ptr : NULL;
-    if (S->in->type == IWPP_U8) WS_KEYS(uint8_t, WS_KEY_INT);
-    else if (S->in->type == IWPP_U16) WS_KEYS(uint16_t, WS_KEY_INT);
-    else WS_KEYS(float, f32_order_key);
+    const int64_t w = S->in->w, h = S->in->h, d = S->in->d;
+    for (int64_t r = r0; r < r1; ++r) {
+        const int64_t y = r % h, z = r / h;
+        const int edge_row = y == 0 || y == h - 1 || (d > 1 && (z == 0 || z == d - 1));
+        if (S->in->type == IWPP_U8) WS_KEYS(uint8_t, WS_KEY_INT);
+        else if (S->in->type == IWPP_U16) WS_KEYS(uint16_t, WS_KEY_INT);
+        else WS_KEYS(float, f32_order_key);
+    }
 }
 
 static iwpp_status ws_nomem(iwpp_context *ctx, const iwpp_buf *in)
@@ -262,7 +274,7 @@ static iwpp_status ws_nomem(iwpp_context *ctx, const iwpp_buf *in)
                           (long long)in->w, (long long)in->h, (long long)in->d);
 }
 
-/* Phase 1 and the keys: S->level and S->flags allocated and filled. */
+/* Phase 1 and the pixel records: S->px allocated and filled. */
 static iwpp_status ws_levels(iwpp_context *ctx, ws_setup *S, int connectivity)
 {
     const iwpp_buf *in = S->in;
@@ -271,8 +283,7 @@ static iwpp_status ws_levels(iwpp_context *ctx, ws_setup *S, int connectivity)
     const int nt = iwpp_cpu_threads_for(ctx, n, (int64_t)1 << 22);
     S->g = malloc((size_t)n * es + 1);
     S->m = malloc((size_t)n * es + 1);
-    S->flags = malloc((size_t)n + 1);
-    if (!S->g || !S->m || !S->flags) return ws_nomem(ctx, in);
+    if (!S->g || !S->m) return ws_nomem(ctx, in);
     iwpp_par_for(nt, n, (int64_t)1 << 16, ws_prepare_range, S);
     iwpp_buf bm = {in->type, in->w, in->h, in->d, S->m, NULL}, bg = {in->type, in->w, in->h, in->d, S->g, NULL};
     iwpp_status st = iwpp_cpu_reconstruct(ctx, &bm, &bg, connectivity, IWPP_BY_EROSION);
@@ -280,10 +291,10 @@ static iwpp_status ws_levels(iwpp_context *ctx, ws_setup *S, int connectivity)
     S->g = NULL;
     if (st) return st;
     if ((st = iwpp_progress_report(ctx, 0.5))) return st;
-    S->level = in->type == IWPP_F32 ? S->m : malloc((size_t)n * sizeof *S->level + 4);
-    if (!S->level) return ws_nomem(ctx, in);
-    iwpp_par_for(nt, n, (int64_t)1 << 16, ws_keys_range, S);
-    if (in->type != IWPP_F32) free(S->m);
+    S->px = malloc((size_t)n * sizeof *S->px + 16);
+    if (!S->px) return ws_nomem(ctx, in);
+    iwpp_par_for(nt, in->h * in->d, 64, ws_keys_rows, S);
+    free(S->m);
     S->m = NULL;
     return IWPP_OK;
 }
@@ -300,18 +311,18 @@ static void ws_out_rows(void *arg, int64_t r0, int64_t r1, int worker)
     (void)worker;
     const ws_out *O = arg;
     const ws_job *J = O->J;
+    const ws_px *px = J->px;
     for (int64_t r = r0; r < r1; ++r)
-        for (int64_t x = 0, p = r * J->w; x < J->w; ++x, ++p) {
-            uint32_t v = J->lab[p];
-            if (O->lines && v && !(J->flags[p] & WS_MARKER)) {
-                const int64_t y = r % J->h, z = r / J->h;
-                const uint32_t lp = J->level[p], dp = J->dist[p];
-                for (int k = 0; k < J->nn && v; ++k) {
-                    const int64_t q = ws_nb_u64(J, p, x, y, z, k);
-                    if (q < 0) continue;
-                    const uint32_t lq = J->lab[q];
-                    if (!lq || lq == v) continue;
-                    if (J->level[q] < lp || (J->level[q] == lp && (J->dist[q] < dp || (J->dist[q] == dp && lq < v))))
+        for (int64_t p = r * J->w; p < (r + 1) * J->w; ++p) {
+            uint32_t v = px[p].lab;
+            if (O->lines && v && !(px[p].flags & WS_MARKER)) {
+                int64_t q[26];
+                const int c = ws_nbs_u64(J, p, px[p].flags & WS_BORDER, q);
+                for (int k = 0; k < c && v; ++k) {
+                    const ws_px *a = &px[q[k]], *b = &px[p];
+                    if (!a->lab || a->lab == b->lab) continue;
+                    if (a->level < b->level ||
+                        (a->level == b->level && (a->dist < b->dist || (a->dist == b->dist && a->lab < b->lab))))
                         v = 0;
                 }
             }
@@ -326,14 +337,13 @@ static void ws_job_init(ws_job *J, const ws_setup *S, int connectivity)
     J->w = in->w, J->h = in->h, J->d = in->d, J->n = iwpp_buf_count(in);
     J->nn = iwpp_neighbors(connectivity, in->d == 1, J->off);
     for (int k = 0; k < J->nn; ++k) J->delta[k] = J->off[k][0] + in->w * (J->off[k][1] + in->h * J->off[k][2]);
-    J->level = S->level;
-    J->flags = S->flags;
+    J->px = S->px;
     J->markers = S->markers->ptr;
     J->marker_of = S->u16 ? marker_u16 : marker_u32;
     J->two_pass = in->type == IWPP_F32;
 }
 
-/* Phase 2 and the output, on the levels of ws_levels. */
+/* Phase 2 and the output, on the records of ws_levels. */
 static iwpp_status ws_flood(iwpp_context *ctx, ws_job *J, int lines, iwpp_buf *labels)
 {
     const int64_t n = J->n;
@@ -341,10 +351,8 @@ static iwpp_status ws_flood(iwpp_context *ctx, ws_job *J, int lines, iwpp_buf *l
     const size_t is = wide ? 8 : 4;
     void *order = malloc((size_t)n * is + 8), *tmp = malloc((size_t)n * is + 8);
     int64_t *count = malloc(65537 * sizeof *count);
-    J->lab = calloc((size_t)n + 1, sizeof *J->lab);
-    J->dist = malloc((size_t)n * sizeof *J->dist + 4);
     iwpp_status st = IWPP_OK;
-    if (!order || !tmp || !count || !J->lab || !J->dist) {
+    if (!order || !tmp || !count) {
         st = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the flood of a watershed of %lld pixels",
                             (long long)n);
     } else {
@@ -361,8 +369,6 @@ static iwpp_status ws_flood(iwpp_context *ctx, ws_job *J, int lines, iwpp_buf *l
         ws_out O = {J, labels->ptr, labels->type == IWPP_U16, lines};
         iwpp_par_for(iwpp_cpu_threads_for(ctx, n, (int64_t)1 << 20), J->h * J->d, 64, ws_out_rows, &O);
     }
-    free(J->lab);
-    free(J->dist);
     return st;
 }
 
@@ -370,7 +376,7 @@ iwpp_status iwpp_cpu_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp
                                const iwpp_buf *mask, int connectivity, int lines, iwpp_buf *labels)
 {
     const double t0 = iwpp_now_ms();
-    ws_setup S = {in, markers, mask, NULL, NULL, NULL, NULL, markers->type == IWPP_U16};
+    ws_setup S = {in, markers, mask, NULL, NULL, NULL, markers->type == IWPP_U16};
     iwpp_status st = ws_levels(ctx, &S, connectivity);
     ws_job J;
     if (st == IWPP_OK) {
@@ -379,8 +385,7 @@ iwpp_status iwpp_cpu_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp
     }
     free(S.g);
     free(S.m);
-    free(S.level);
-    free(S.flags);
+    free(S.px);
     if (st) return st;
     strcpy(ctx->stats.variant, "ordered-flood");
     ctx->stats.compute_ms = iwpp_now_ms() - t0;
