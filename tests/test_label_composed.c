@@ -1,6 +1,7 @@
 /*
- * test_label_composed.c - the label operations built from other calls (native/ops/label_composed.c)
- * against the oracles, on every configuration of the backend under test:
+ * test_label_composed.c - the composed label operations (native/ops/watershed.c) against a
+ * composition of the oracles written independently of test_labels.c, on every configuration of
+ * the backend under test:
  *   iwpp_extended_maxima/minima = oracle_regional_extrema(oracle_hextrema(in, h));
  *   iwpp_impose_minima          = oracle_reconstruct by erosion of m over min(m, in stepped up);
  *   iwpp_distance_watershed     = oracle_edt -> extended maxima -> oracle_label ->
