@@ -495,7 +495,7 @@ final class IwppRun {
 
     /**
      * Runs @p op on every volume with progress and status. With backend auto, a
-     * GPU that runs out of memory or fails is retried once on the CPU. Esc stops
+     * GPU that runs out of memory, fails or lacks the operation is retried once on the CPU. Esc stops
      * between volumes and at the library's progress points inside a call: then
      * nothing is kept and the status line says "cancelled". @p argTitles pairs
      * the library's argument names with image titles, for messages. Returns the
@@ -527,9 +527,11 @@ final class IwppRun {
                 } catch (IwppCancelledException e) {
                     throw e;
                 } catch (IwppException e) {
-                    /* auto may have picked a GPU: one retry on the CPU for memory or device trouble */
+                    /* auto may have picked a GPU: one retry on the CPU for memory or device trouble,
+                       or an operation that GPU backend does not have (yet) */
                     boolean retry = backendIndex == IwppNative.BACKEND_AUTO && ctx.backend != IwppNative.BACKEND_CPU
-                            && (e.getStatus() == IwppNative.ENOMEM || e.getStatus() == IwppNative.EDEVICE);
+                            && (e.getStatus() == IwppNative.ENOMEM || e.getStatus() == IwppNative.EDEVICE
+                                    || e.getStatus() == IwppNative.EUNSUPPORTED);
                     if (!retry)
                         throw e;
                     IJ.log(command + ": " + sentence(userMessage(e.getMessage(), current, argTitles))
