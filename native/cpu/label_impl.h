@@ -147,27 +147,29 @@ static void LFN(uf_write_rest)(int64_t lo, int64_t hi, const IDX *par, void *out
 
 /* ---------------------------------------------------------------- watershed flood */
 
-/* Order the pixels inside the mask by level key (LSD radix, 16-bit digits: one pass for U8
- * and U16 levels, two for F32; stable, so each level stays in raster order). Returns the
- * count sorted. */
-static int64_t LFN(ws_sort)(const ws_job *J, IDX *order, IDX *tmp, int64_t *count)
+/* Sort @p list (m pixels, raster order) by level key, stably: small lists through unique
+ * 64-bit keys (level, position) and qsort, larger ones by LSD radix with 16-bit digits (one
+ * pass for U8 and U16 levels, two for F32). Returns out or tmp, whichever holds the result. */
+static IDX *LFN(ws_sort)(const ws_job *J, const IDX *list, int64_t m, IDX *out, IDX *tmp, ws_scratch *w)
 {
     const ws_px *px = J->px;
-    const int64_t n = J->n;
+    if (m <= WS_SMALL_SORT) {
+        for (int64_t j = 0; j < m; ++j) w->keys[j] = (uint64_t)px[list[j]].level << 32 | (uint64_t)j;
+        const uint64_t *k = ws_small_sort(w->keys, w->keys2, m);
+        for (int64_t j = 0; j < m; ++j) out[j] = list[k[j] & 0xFFFFFFFFu];
+        return out;
+    }
+    int64_t *count = w->count;
     memset(count, 0, 65537 * sizeof *count);
-    int64_t m = 0;
-    for (int64_t i = 0; i < n; ++i)
-        if (px[i].flags & WS_INSIDE) count[(px[i].level & 0xFFFF) + 1]++, ++m;
+    for (int64_t j = 0; j < m; ++j) count[(px[list[j]].level & 0xFFFF) + 1]++;
     for (int k = 0; k < 65536; ++k) count[k + 1] += count[k];
-    IDX *dst = J->two_pass ? tmp : order;
-    for (int64_t i = 0; i < n; ++i)
-        if (px[i].flags & WS_INSIDE) dst[count[px[i].level & 0xFFFF]++] = (IDX)i;
-    if (!J->two_pass) return m;
+    for (int64_t j = 0; j < m; ++j) out[count[px[list[j]].level & 0xFFFF]++] = list[j];
+    if (!J->two_pass) return out;
     memset(count, 0, 65537 * sizeof *count);
-    for (int64_t j = 0; j < m; ++j) count[(px[tmp[j]].level >> 16) + 1]++;
+    for (int64_t j = 0; j < m; ++j) count[(px[out[j]].level >> 16) + 1]++;
     for (int k = 0; k < 65536; ++k) count[k + 1] += count[k];
-    for (int64_t j = 0; j < m; ++j) order[count[px[tmp[j]].level >> 16]++] = tmp[j];
-    return m;
+    for (int64_t j = 0; j < m; ++j) tmp[count[px[out[j]].level >> 16]++] = out[j];
+    return tmp;
 }
 
 /* The neighbours of p into q[] (those inside the image); returns their count. Pixels off the
@@ -229,11 +231,11 @@ static void LFN(ws_bfs)(const ws_job *J, uint32_t lv, IDX *queue, int64_t nq)
     }
 }
 
-/* Phase 2: levels in increasing order; each level's sources, then its plateau pass. */
-static iwpp_status LFN(ws_flood)(iwpp_context *ctx, const ws_job *J, const IDX *order, IDX *queue, int64_t m)
+/* Phase 2 on one region (pixels sorted by level): levels in increasing order; each level's
+ * sources, then its plateau pass. @p queue has room for m pixels. */
+static void LFN(ws_flood)(const ws_job *J, const IDX *order, IDX *queue, int64_t m)
 {
     ws_px *px = J->px;
-    double next = iwpp_now_ms() + 100.0;
     for (int64_t a = 0; a < m;) {
         const uint32_t lv = px[order[a]].level;
         int64_t nq = 0, b = a;
@@ -248,13 +250,23 @@ static iwpp_status LFN(ws_flood)(iwpp_context *ctx, const ws_job *J, const IDX *
         }
         LFN(ws_bfs)(J, lv, queue, nq);
         a = b;
-        if (ctx->progress && iwpp_now_ms() > next) {
-            iwpp_status st = iwpp_progress_report(ctx, 0.6 + 0.3 * (double)a / (double)m);
-            if (st) return st;
-            next = iwpp_now_ms() + 100.0;
-        }
     }
-    return IWPP_OK;
+}
+
+/* Regions [c0, c1) of the job (each independent of the others): sort, then flood. */
+static void LFN(ws_regions)(void *arg, int64_t c0, int64_t c1, int worker)
+{
+    const ws_regions_job *R = arg;
+    const ws_job *J = R->J;
+    IDX *grp = R->grp, *srt = R->srt;
+    for (int64_t c = c0; c < c1; ++c) {
+        const int64_t a = R->start[c], m = R->start[c + 1] - a;
+        int marked = 0; /* a region without a marker is never reached */
+        for (int64_t j = 0; j < m && !marked; ++j) marked = (J->px[grp[a + j]].flags & WS_MARKER) != 0;
+        if (!marked) continue;
+        IDX *sorted = LFN(ws_sort)(J, grp + a, m, srt + a, grp + a, &R->scratch[worker]);
+        LFN(ws_flood)(J, sorted, sorted == srt + a ? grp + a : srt + a, m);
+    }
 }
 
 #undef L_CAT2

@@ -22,6 +22,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,6 +79,39 @@ typedef struct ws_job {
     uint32_t (*marker_of)(const void *markers, int64_t i);
     int two_pass; /* levels need both 16-bit digits (F32) */
 } ws_job;
+
+/* Per worker scratch of the region sorts. */
+#define WS_SMALL_SORT 2048
+typedef struct ws_scratch {
+    int64_t *count;        /* 65537 radix counts */
+    uint64_t *keys, *keys2; /* WS_SMALL_SORT (level, position) keys each */
+} ws_scratch;
+
+/* Stable LSD radix of @p m keys on their high 32 bits, 8 bits a pass; passes whose digit is
+ * the same for every key are skipped. Returns a or b, whichever holds the result. */
+static uint64_t *ws_small_sort(uint64_t *a, uint64_t *b, int64_t m)
+{
+    for (int shift = 32; shift < 64; shift += 8) {
+        int64_t count[257] = {0};
+        for (int64_t j = 0; j < m; ++j) count[((a[j] >> shift) & 0xFF) + 1]++;
+        if (count[((a[0] >> shift) & 0xFF) + 1] == m) continue;
+        for (int k = 0; k < 256; ++k) count[k + 1] += count[k];
+        for (int64_t j = 0; j < m; ++j) b[count[(a[j] >> shift) & 0xFF]++] = a[j];
+        uint64_t *t = a;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* The regions of the flood: connected components of the mask (independent of each other),
+ * their pixels grouped in grp (raster order within a region). */
+typedef struct ws_regions_job {
+    const ws_job *J;
+    void *grp, *srt;       /* IDX arrays of n */
+    const int64_t *start;  /* region c: grp[start[c] .. start[c + 1]) */
+    ws_scratch *scratch;   /* per worker */
+} ws_regions_job;
 
 static uint32_t marker_u16(const void *m, int64_t i) { return ((const uint16_t *)m)[i]; }
 static uint32_t marker_u32(const void *m, int64_t i) { return ((const uint32_t *)m)[i]; }
@@ -343,28 +377,102 @@ static void ws_job_init(ws_job *J, const ws_setup *S, int connectivity)
     J->two_pass = in->type == IWPP_F32;
 }
 
-/* Phase 2 and the output, on the records of ws_levels. */
-static iwpp_status ws_flood(iwpp_context *ctx, ws_job *J, int lines, iwpp_buf *labels)
+/* Counting and scattering of ws_group, by rows in parallel (atomic counters per region; the
+ * order of a region's pixels does not change the flood's result). */
+typedef struct ws_group_job {
+    const ws_job *J;
+    const uint32_t *comp; /* region + 1 per pixel; NULL = one region */
+    _Atomic int64_t *pos;
+    void *grp;
+    int wide, scatter;
+} ws_group_job;
+
+static void ws_group_rows(void *arg, int64_t r0, int64_t r1, int worker)
+{
+    (void)worker;
+    const ws_group_job *G = arg;
+    const ws_px *px = G->J->px;
+    for (int64_t i = r0 * G->J->w; i < r1 * G->J->w; ++i) {
+        if (!(px[i].flags & WS_INSIDE)) continue;
+        const int64_t c = G->comp ? G->comp[i] - 1 : 0;
+        if (!G->scatter) {
+            atomic_fetch_add_explicit(&G->pos[c + 1], 1, memory_order_relaxed);
+            continue;
+        }
+        const int64_t at = atomic_fetch_add_explicit(&G->pos[c], 1, memory_order_relaxed);
+        if (G->wide) ((uint64_t *)G->grp)[at] = (uint64_t)i;
+        else ((uint32_t *)G->grp)[at] = (uint32_t)i;
+    }
+}
+
+/* Group the pixels inside the mask by region into R->grp: the mask's connected components
+ * (labelled with this backend's own labeling), or one region without a mask (or on images of
+ * 2^32 pixels and more). Fills *nreg and R->start (the caller frees it). */
+static iwpp_status ws_group(iwpp_context *ctx, const ws_setup *S, int connectivity, int wide, ws_regions_job *R,
+                            int64_t *nreg)
+{
+    const ws_job *J = R->J;
+    const int64_t n = J->n;
+    const int nt = iwpp_cpu_threads_for(ctx, n, LAB_PX_PER_THREAD);
+    int64_t K = 1;
+    uint32_t *comp = NULL;
+    iwpp_status st;
+    if (S->mask && !wide) {
+        comp = malloc((size_t)n * sizeof *comp + 4);
+        iwpp_buf lb = {IWPP_U32, J->w, J->h, J->d, comp, NULL};
+        if (!comp) return iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the regions of a watershed");
+        if ((st = iwpp_cpu_label(ctx, S->mask, connectivity, IWPP_LABEL_BINARY, &lb, &K))) {
+            free(comp);
+            return st;
+        }
+    }
+    int64_t *start = malloc(((size_t)K + 2) * sizeof *start);
+    _Atomic int64_t *pos = malloc(((size_t)K + 2) * sizeof *pos);
+    if (!start || !pos) {
+        free(comp), free(start), free((void *)pos);
+        return iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the regions of a watershed");
+    }
+    for (int64_t c = 0; c < K + 2; ++c) atomic_init(&pos[c], 0);
+    ws_group_job G = {J, comp, pos, R->grp, wide, 0};
+    iwpp_par_for(nt, J->h * J->d, 64, ws_group_rows, &G);
+    start[0] = 0;
+    for (int64_t c = 0; c < K; ++c) start[c + 1] = start[c] + atomic_load(&pos[c + 1]);
+    for (int64_t c = 0; c < K; ++c) atomic_store(&pos[c], start[c]);
+    G.scatter = 1;
+    iwpp_par_for(nt, J->h * J->d, 64, ws_group_rows, &G);
+    free(comp);
+    free((void *)pos);
+    R->start = start;
+    *nreg = K;
+    return IWPP_OK;
+}
+
+/* Phase 2 (regions in parallel) and the output, on the records of ws_levels. */
+static iwpp_status ws_flood(iwpp_context *ctx, const ws_setup *S, ws_job *J, int connectivity, int lines,
+                            iwpp_buf *labels)
 {
     const int64_t n = J->n;
     const int wide = n >= (int64_t)UINT32_MAX;
     const size_t is = wide ? 8 : 4;
-    void *order = malloc((size_t)n * is + 8), *tmp = malloc((size_t)n * is + 8);
-    int64_t *count = malloc(65537 * sizeof *count);
+    const int nt = iwpp_cpu_threads_for(ctx, n, LAB_PX_PER_THREAD);
+    ws_regions_job R = {J, malloc((size_t)n * is + 8), malloc((size_t)n * is + 8), NULL,
+                        calloc((size_t)nt, sizeof(ws_scratch))};
+    int64_t K = 0;
     iwpp_status st = IWPP_OK;
-    if (!order || !tmp || !count) {
+    int ok = R.grp && R.srt && R.scratch;
+    for (int t = 0; ok && t < nt; ++t) {
+        R.scratch[t].count = malloc(65537 * sizeof(int64_t));
+        R.scratch[t].keys = malloc(2 * WS_SMALL_SORT * sizeof(uint64_t));
+        R.scratch[t].keys2 = R.scratch[t].keys + WS_SMALL_SORT;
+        ok = R.scratch[t].count && R.scratch[t].keys;
+    }
+    if (!ok)
         st = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the flood of a watershed of %lld pixels",
                             (long long)n);
-    } else {
-        const int64_t m = wide ? ws_sort_u64(J, order, tmp, count) : ws_sort_u32(J, order, tmp, count);
-        free(count);
-        count = NULL;
-        if (!(st = iwpp_progress_report(ctx, 0.6))) /* the queue reuses the sort's scratch */
-            st = wide ? ws_flood_u64(ctx, J, order, tmp, m) : ws_flood_u32(ctx, J, order, tmp, m);
-    }
-    free(order);
-    free(tmp);
-    free(count);
+    if (!st && !(st = ws_group(ctx, S, connectivity, wide, &R, &K)) && !(st = iwpp_progress_report(ctx, 0.6)))
+        iwpp_par_for(nt, K, 1, wide ? ws_regions_u64 : ws_regions_u32, &R);
+    for (int t = 0; R.scratch && t < nt; ++t) free(R.scratch[t].count), free(R.scratch[t].keys);
+    free(R.scratch), free(R.grp), free(R.srt), free((void *)R.start);
     if (st == IWPP_OK && !(st = iwpp_progress_report(ctx, 0.9))) {
         ws_out O = {J, labels->ptr, labels->type == IWPP_U16, lines};
         iwpp_par_for(iwpp_cpu_threads_for(ctx, n, (int64_t)1 << 20), J->h * J->d, 64, ws_out_rows, &O);
@@ -381,7 +489,7 @@ iwpp_status iwpp_cpu_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp
     ws_job J;
     if (st == IWPP_OK) {
         ws_job_init(&J, &S, connectivity);
-        st = ws_flood(ctx, &J, lines, labels);
+        st = ws_flood(ctx, &S, &J, connectivity, lines, labels);
     }
     free(S.g);
     free(S.m);
