@@ -1,5 +1,8 @@
 /*
- * iwpp_jni.c - JNI glue between iwpp.IwppNative (Java) and the IWPP C library.
+ * iwpp_jni.c - JNI glue between iwpp.IwppNative (Java) and the IWPP C library:
+ * settings, contexts, progress, pixel copies, and the reconstruction/EDT entry
+ * points. The label and watershed entry points are in iwpp_jni_labels.c; the
+ * helpers both files use are declared in iwpp_jni.h.
  *
  * Rules kept here:
  *  - Every argument is checked; every failure throws a Java exception and
