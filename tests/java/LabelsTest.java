@@ -37,6 +37,8 @@ public class LabelsTest {
         void run();
     }
 
+    static final java.util.Set<String> skipped = new java.util.HashSet<String>();
+
     /** Runs @p c; false (and a SKIPPED line) when a GPU backend lacks the operation. */
     static boolean runs(int backend, String op, Call c) {
         try {
@@ -45,8 +47,9 @@ public class LabelsTest {
         } catch (IwppException e) {
             if (e.getStatus() != IwppNative.EUNSUPPORTED || backend == IwppNative.BACKEND_CPU)
                 throw e;
-            System.out.println("LabelsTest: SKIPPED " + op + " on " + IwppNative.backendName(backend) + ": "
-                    + e.getMessage());
+            if (skipped.add(op + " on " + IwppNative.backendName(backend))) // said once per operation and backend
+                System.out.println("LabelsTest: SKIPPED " + op + " on " + IwppNative.backendName(backend) + ": "
+                        + e.getMessage());
             return false;
         }
     }

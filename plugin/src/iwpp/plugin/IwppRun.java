@@ -52,6 +52,9 @@ final class IwppRun {
     static final double MAX_MEMORY_MB = 1099511627776.0;
 
     private static boolean announced;
+    /** Commands whose GPU backend lacked the operation (logged once, then run on the CPU quietly). */
+    private static final java.util.Set<String> unsupportedSaid =
+            java.util.Collections.synchronizedSet(new java.util.HashSet<String>());
     private static volatile boolean gpuUsed; // a GPU backend ran once in this process (kernels are built)
 
     private IwppRun() {
@@ -534,8 +537,10 @@ final class IwppRun {
                                     || e.getStatus() == IwppNative.EUNSUPPORTED);
                     if (!retry)
                         throw e;
-                    IJ.log(command + ": " + sentence(userMessage(e.getMessage(), current, argTitles))
-                            + " Running on the CPU instead.");
+                    /* a missing operation is said once per command and session, not once per image of a batch */
+                    if (e.getStatus() != IwppNative.EUNSUPPORTED || unsupportedSaid.add(command))
+                        IJ.log(command + ": " + sentence(userMessage(e.getMessage(), current, argTitles))
+                                + " Running on the CPU instead.");
                     /* host memory is the CPU's home: no GPU budget, no GPU workers */
                     ctx = new Ctx(IwppNative.BACKEND_CPU, 0, ctx.threads, 0L, null);
                     ctx.progress = progress;
