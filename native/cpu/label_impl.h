@@ -98,7 +98,7 @@ static iwpp_status LFN(uf_seams)(const lab_job *J, const int64_t *band_lo, int n
             }
         }
     }
-    qsort(moved, nm, sizeof *moved, LFN(cmp_idx));
+    if (nm) qsort(moved, nm, sizeof *moved, LFN(cmp_idx));
     for (size_t m = 0; m < nm; ++m) par[moved[m]] = par[par[moved[m]]];
     free(moved);
     return IWPP_OK;
