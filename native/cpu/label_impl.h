@@ -29,14 +29,18 @@ static inline IDX LFN(uf_find)(IDX *par, IDX i)
 static void LFN(uf_band)(const lab_job *J, int64_t lo, int64_t hi, IDX *par)
 {
     const int64_t w = J->w, h = J->h;
-    for (int64_t i = lo; i < hi; ++i) {
+    for (int64_t i = lo, xr = 0, y = (lo / w) % h, z = lo / (w * h); i < hi; ++i) {
+        if (xr == w) { /* next row: coordinates without divisions */
+            xr = 0;
+            if (++y == h) y = 0, ++z;
+        }
+        const int64_t x = xr++;
         const uint32_t k = lab_key(J->in, J->type, i);
         if (!k) {
             par[i] = L_NONE;
             continue;
         }
         par[i] = (IDX)i;
-        const int64_t x = i % w, y = (i / w) % h, z = i / (w * h);
         for (int n = 0; n < J->nprev; ++n) {
             const int64_t qx = x + J->off[n][0], qy = y + J->off[n][1], qz = z + J->off[n][2];
             if (qx < 0 || qx >= w || qy < 0 || qy >= h || qz < 0) continue;
