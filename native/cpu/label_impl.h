@@ -41,15 +41,19 @@ static void LFN(uf_band)(const lab_job *J, int64_t lo, int64_t hi, IDX *par)
             continue;
         }
         par[i] = (IDX)i;
+        IDX ri = (IDX)i; /* the root of i's set, kept across its neighbours */
+        const int inner = x > 0 && x < w - 1 && y > 0 && y < h - 1 && (J->d == 1 || z > 0);
         for (int n = 0; n < J->nprev; ++n) {
-            const int64_t qx = x + J->off[n][0], qy = y + J->off[n][1], qz = z + J->off[n][2];
-            if (qx < 0 || qx >= w || qy < 0 || qy >= h || qz < 0) continue;
+            if (!inner) {
+                const int64_t qx = x + J->off[n][0], qy = y + J->off[n][1], qz = z + J->off[n][2];
+                if (qx < 0 || qx >= w || qy < 0 || qy >= h || qz < 0) continue;
+            }
             const int64_t q = i + J->delta[n];
             if (q < lo || par[q] == L_NONE) continue;
             if (J->equal && lab_key(J->in, J->type, q) != k) continue;
-            IDX a = LFN(uf_find)(par, (IDX)i), b = LFN(uf_find)(par, (IDX)q);
-            if (a < b) par[b] = a;
-            else if (b < a) par[a] = b;
+            const IDX rq = LFN(uf_find)(par, (IDX)q);
+            if (rq < ri) par[ri] = rq, ri = rq;
+            else if (ri < rq) par[rq] = ri;
         }
     }
 }
