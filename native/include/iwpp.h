@@ -462,7 +462,7 @@ IWPP_API iwpp_status iwpp_extended_minima(iwpp_context *ctx, const iwpp_image *i
 /**
  * Impose minima (MATLAB imimposemin): the reconstruction by erosion of m over
  * min(m, in stepped up), where m is the type's lowest value where @p markers is nonzero and its
- * highest elsewhere, and "stepped up" is +1 for integers (saturating) and the next float up for
+ * highest elsewhere (F32: -inf and +inf), and "stepped up" is +1 for integers (saturating) and the next float up for
  * F32. The only regional minima left are the markers. @p markers: any gray type, sizes of @p in;
  * @p out has the type of @p in (may be the view @p in).
  */
