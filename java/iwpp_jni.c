@@ -912,20 +912,46 @@ JNIEXPORT void JNICALL Java_iwpp_IwppNative_distanceTransform(
     jimage_free(env, &n);
 }
 
-typedef iwpp_status (*unary_fn)(iwpp_context *, const iwpp_image *, int, iwpp_image *);
-typedef enum { P_NONE, P_H, P_RADIUS } param_kind;
+/* The operations "in -> out" (fill holes ... closing), selected by name. */
+typedef enum {
+    U_FILL_HOLES,
+    U_KILL_BORDERS,
+    U_REGIONAL_MAXIMA,
+    U_REGIONAL_MINIMA,
+    U_H_MAXIMA,
+    U_H_MINIMA,
+    U_OPENING,
+    U_CLOSING
+} unary_op;
 
-/**
- * The shared body of the ops "in -> out" (fill holes ... closing). @p out_u8:
- * the output is byte slices (regional extrema), else of the input's type.
- */
+/* One call of a unary op: the output is byte slices for the regional extrema, else of the
+ * input's type; h for the h-extrema, radius for opening and closing. */
+static iwpp_status unary_call(iwpp_context *ctx, unary_op op, const iwpp_image *in, double h, int radius,
+                              int connectivity, iwpp_image *out)
+{
+    switch (op) {
+    case U_FILL_HOLES: return iwpp_fill_holes(ctx, in, connectivity, out);
+    case U_KILL_BORDERS: return iwpp_kill_borders(ctx, in, connectivity, out);
+    case U_REGIONAL_MAXIMA: return iwpp_regional_maxima(ctx, in, connectivity, out);
+    case U_REGIONAL_MINIMA: return iwpp_regional_minima(ctx, in, connectivity, out);
+    case U_H_MAXIMA: return iwpp_h_maxima(ctx, in, h, connectivity, out);
+    case U_H_MINIMA: return iwpp_h_minima(ctx, in, h, connectivity, out);
+    case U_OPENING: return iwpp_opening_by_reconstruction(ctx, in, radius, connectivity, out);
+    case U_CLOSING: return iwpp_closing_by_reconstruction(ctx, in, radius, connectivity, out);
+    }
+    (void)ctx;
+    return IWPP_EINTERNAL; /* unreachable: every op is listed above */
+}
+
+/** The shared body of the unary ops (unary_call). */
 static void run_unary(JNIEnv *env, const call_settings *cs, jobject progress, jobjectArray in_arr,
-                      jint width, jint height, int connectivity, jobjectArray out_arr, int out_u8,
-                      param_kind pk, double h, int radius, int which)
+                      jint width, jint height, int connectivity, jobjectArray out_arr, unary_op op, double h,
+                      int radius)
 {
     double t0 = call_start(env);
     if (check_settings(env, cs))
         return;
+    const int out_u8 = op == U_REGIONAL_MAXIMA || op == U_REGIONAL_MINIMA;
     jimage in, out;
     if (jimage_make(env, "in", in_arr, width, height, 0, NULL, 1, &in))
         return;
@@ -937,23 +963,7 @@ static void run_unary(JNIEnv *env, const call_settings *cs, jobject progress, jo
     iwpp_context *ctx = context_for(env, cs);
     progress_call pc;
     if (ctx && !progress_begin(env, ctx, progress, &pc)) {
-        iwpp_status st;
-        switch (pk) {
-        case P_H:
-            st = which ? iwpp_h_minima(ctx, &in.view, h, connectivity, &out.view)
-                       : iwpp_h_maxima(ctx, &in.view, h, connectivity, &out.view);
-            break;
-        case P_RADIUS:
-            st = which ? iwpp_closing_by_reconstruction(ctx, &in.view, radius, connectivity, &out.view)
-                       : iwpp_opening_by_reconstruction(ctx, &in.view, radius, connectivity, &out.view);
-            break;
-        default: {
-            static const unary_fn fns[4] = {iwpp_fill_holes, iwpp_kill_borders, iwpp_regional_maxima,
-                                            iwpp_regional_minima};
-            st = fns[which](ctx, &in.view, connectivity, &out.view);
-            break;
-        }
-        }
+        iwpp_status st = unary_call(ctx, op, &in.view, h, radius, connectivity, &out.view);
         if (!progress_end(env, ctx, &pc, st) && !jimage_store(env, &out))
             record_success(env, t0);
     }
@@ -967,7 +977,7 @@ JNIEXPORT void JNICALL Java_iwpp_IwppNative_fillHoles(JNIEnv *env, jclass cls, S
 {
     (void)cls;
     const call_settings cs = SETTINGS_INIT;
-    run_unary(env, &cs, progress, in, w, h, conn, out, 0, P_NONE, 0, 0, 0);
+    run_unary(env, &cs, progress, in, w, h, conn, out, U_FILL_HOLES, 0, 0);
 }
 
 JNIEXPORT void JNICALL Java_iwpp_IwppNative_killBorders(JNIEnv *env, jclass cls, SETTINGS_PARAMS,
@@ -976,7 +986,7 @@ JNIEXPORT void JNICALL Java_iwpp_IwppNative_killBorders(JNIEnv *env, jclass cls,
 {
     (void)cls;
     const call_settings cs = SETTINGS_INIT;
-    run_unary(env, &cs, progress, in, w, h, conn, out, 0, P_NONE, 0, 0, 1);
+    run_unary(env, &cs, progress, in, w, h, conn, out, U_KILL_BORDERS, 0, 0);
 }
 
 JNIEXPORT void JNICALL Java_iwpp_IwppNative_regionalMaxima(JNIEnv *env, jclass cls, SETTINGS_PARAMS,
@@ -985,7 +995,7 @@ JNIEXPORT void JNICALL Java_iwpp_IwppNative_regionalMaxima(JNIEnv *env, jclass c
 {
     (void)cls;
     const call_settings cs = SETTINGS_INIT;
-    run_unary(env, &cs, progress, in, w, h, conn, out, 1, P_NONE, 0, 0, 2);
+    run_unary(env, &cs, progress, in, w, h, conn, out, U_REGIONAL_MAXIMA, 0, 0);
 }
 
 JNIEXPORT void JNICALL Java_iwpp_IwppNative_regionalMinima(JNIEnv *env, jclass cls, SETTINGS_PARAMS,
@@ -994,7 +1004,7 @@ JNIEXPORT void JNICALL Java_iwpp_IwppNative_regionalMinima(JNIEnv *env, jclass c
 {
     (void)cls;
     const call_settings cs = SETTINGS_INIT;
-    run_unary(env, &cs, progress, in, w, h, conn, out, 1, P_NONE, 0, 0, 3);
+    run_unary(env, &cs, progress, in, w, h, conn, out, U_REGIONAL_MINIMA, 0, 0);
 }
 
 JNIEXPORT void JNICALL Java_iwpp_IwppNative_hMaxima(JNIEnv *env, jclass cls, SETTINGS_PARAMS,
@@ -1003,7 +1013,7 @@ JNIEXPORT void JNICALL Java_iwpp_IwppNative_hMaxima(JNIEnv *env, jclass cls, SET
 {
     (void)cls;
     const call_settings cs = SETTINGS_INIT;
-    run_unary(env, &cs, progress, in, w, h, conn, out, 0, P_H, hv, 0, 0);
+    run_unary(env, &cs, progress, in, w, h, conn, out, U_H_MAXIMA, hv, 0);
 }
 
 JNIEXPORT void JNICALL Java_iwpp_IwppNative_hMinima(JNIEnv *env, jclass cls, SETTINGS_PARAMS,
@@ -1012,7 +1022,7 @@ JNIEXPORT void JNICALL Java_iwpp_IwppNative_hMinima(JNIEnv *env, jclass cls, SET
 {
     (void)cls;
     const call_settings cs = SETTINGS_INIT;
-    run_unary(env, &cs, progress, in, w, h, conn, out, 0, P_H, hv, 0, 1);
+    run_unary(env, &cs, progress, in, w, h, conn, out, U_H_MINIMA, hv, 0);
 }
 
 JNIEXPORT void JNICALL Java_iwpp_IwppNative_openingByReconstruction(JNIEnv *env, jclass cls,
@@ -1022,7 +1032,7 @@ JNIEXPORT void JNICALL Java_iwpp_IwppNative_openingByReconstruction(JNIEnv *env,
 {
     (void)cls;
     const call_settings cs = SETTINGS_INIT;
-    run_unary(env, &cs, progress, in, w, h, conn, out, 0, P_RADIUS, 0, radius, 0);
+    run_unary(env, &cs, progress, in, w, h, conn, out, U_OPENING, 0, radius);
 }
 
 JNIEXPORT void JNICALL Java_iwpp_IwppNative_closingByReconstruction(JNIEnv *env, jclass cls,
@@ -1032,5 +1042,5 @@ JNIEXPORT void JNICALL Java_iwpp_IwppNative_closingByReconstruction(JNIEnv *env,
 {
     (void)cls;
     const call_settings cs = SETTINGS_INIT;
-    run_unary(env, &cs, progress, in, w, h, conn, out, 0, P_RADIUS, 0, radius, 1);
+    run_unary(env, &cs, progress, in, w, h, conn, out, U_CLOSING, 0, radius);
 }
