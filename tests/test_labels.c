@@ -376,7 +376,7 @@ static int ws_plateau_cases(odims d, int conn, iwpp_type t)
     uint32_t *mk = calloc((size_t)n + 1, sizeof *mk);
     trng r;
     trng_seed(&r, 600 + (uint64_t)conn);
-    for (int k = 0; k < 7; ++k) {
+    for (int k = 0; k < 8; ++k) {
         const char *what = "";
         memset(mk, 0, (size_t)n * sizeof *mk);
         gen_const(d, t == IWPP_F32 ? -1.5 : 7.0, in);
@@ -394,7 +394,9 @@ static int ws_plateau_cases(odims d, int conn, iwpp_type t)
         case 5: /* large flat regions on random levels, markers everywhere */
             gen_random(&r, t, d, 3, in), gen_markers(&r, d, 9, 40000, mk), gen_mask(&r, d, IWPP_U8, mask);
             what = "three levels, flat regions"; break;
-        default: /* two plateau basins at different heights joined by a ridge */
+        case 7: /* nothing inside: no region at all */
+            gen_const(d, 0.0, mask), mk[0] = 3, what = "mask all outside"; break;
+        case 6: /* two plateau basins at different heights joined by a ridge */
             for (int64_t i = 0; i < n; ++i) in[i] = (i % d.w) < d.w / 2 ? 1.0 : (i % d.w) == d.w / 2 ? 6.0 : 2.0;
             mk[0] = 11, mk[n - 1] = 12, what = "two plateaus and a ridge"; break;
         }
