@@ -346,18 +346,17 @@ static int wcost_less(wcost a, wcost b)
     return a.label < b.label;
 }
 
-void oracle_watershed(const double *in, const uint32_t *markers, const double *mask, odims d, int conn,
-                      int lines, uint32_t *out)
+/* L: the least highest value of in on a path inside the mask from a marker (repeated
+ * relaxation, labels play no part); reached[p] says whether any marker reaches p. */
+static void ws_levels(const double *in, const char *fixed, const double *mask, odims d, int conn, double *lev,
+                      char *reached)
 {
     int off[26][3];
     const int nn = oracle_neighbors(conn, off);
     const int64_t n = odims_count(d);
-    wcost *c = xalloc((size_t)n * sizeof *c);
-    char *fixed = xalloc((size_t)n);
     for (int64_t i = 0; i < n; ++i) {
-        const int inside = !mask || mask[i] != 0.0;
-        fixed[i] = inside && markers[i] != 0;
-        c[i] = (wcost){in[i], 0, fixed[i] ? markers[i] : 0};
+        lev[i] = in[i];
+        reached[i] = fixed[i];
     }
     for (int changed = 1; changed;) {
         changed = 0;
@@ -368,9 +367,44 @@ void oracle_watershed(const double *in, const uint32_t *markers, const double *m
                     if (fixed[p] || (mask && mask[p] == 0.0)) continue;
                     for (int k = 0; k < nn; ++k) {
                         const int64_t q = neighbor_at(d, x, y, z, off[k]);
+                        if (q < 0 || !reached[q]) continue;
+                        const double cand = in[p] > lev[q] ? in[p] : lev[q];
+                        if (!reached[p] || cand < lev[p]) lev[p] = cand, reached[p] = 1, changed = 1;
+                    }
+                }
+    }
+}
+
+void oracle_watershed(const double *in, const uint32_t *markers, const double *mask, odims d, int conn,
+                      int lines, uint32_t *out)
+{
+    int off[26][3];
+    const int nn = oracle_neighbors(conn, off);
+    const int64_t n = odims_count(d);
+    wcost *c = xalloc((size_t)n * sizeof *c);
+    char *fixed = xalloc((size_t)n);
+    char *reached = xalloc((size_t)n);
+    double *lev = xalloc((size_t)n * sizeof *lev);
+    for (int64_t i = 0; i < n; ++i) {
+        const int inside = !mask || mask[i] != 0.0;
+        fixed[i] = inside && markers[i] != 0;
+    }
+    ws_levels(in, fixed, mask, d, conn, lev, reached);
+    for (int64_t i = 0; i < n; ++i) c[i] = (wcost){lev[i], 0, fixed[i] ? markers[i] : 0};
+    /* (D, label) from the neighbours whose cost reaches p at its own level L(p): with the levels
+     * fixed first, the result does not depend on the order of the sweeps */
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int64_t z = 0; z < d.d; ++z)
+            for (int64_t y = 0; y < d.h; ++y)
+                for (int64_t x = 0; x < d.w; ++x) {
+                    const int64_t p = x + d.w * (y + d.h * z);
+                    if (fixed[p] || !reached[p] || (mask && mask[p] == 0.0)) continue;
+                    for (int k = 0; k < nn; ++k) {
+                        const int64_t q = neighbor_at(d, x, y, z, off[k]);
                         if (q < 0 || c[q].label == 0) continue;
-                        wcost cand = {in[p] > c[q].level ? in[p] : c[q].level,
-                                      in[p] > c[q].level ? 0 : c[q].steps + 1, c[q].label};
+                        if ((in[p] > lev[q] ? in[p] : lev[q]) != lev[p]) continue;
+                        wcost cand = {lev[p], in[p] > lev[q] ? 0 : c[q].steps + 1, c[q].label};
                         if (c[p].label == 0 || wcost_less(cand, c[p])) c[p] = cand, changed = 1;
                     }
                 }
@@ -390,4 +424,6 @@ void oracle_watershed(const double *in, const uint32_t *markers, const double *m
             }
     free(c);
     free(fixed);
+    free(reached);
+    free(lev);
 }
