@@ -7,12 +7,14 @@
  *  2. Keys K = D << 32 | label, the smallest wins: markers inside the mask (0 | label), every
  *     other pixel all ones (unreached). A pixel p inside the mask, not a marker, takes from a
  *     reached neighbour q the key (in(p) > L(q) ? 0 : D(q) + 1, label(q)) when
- *     max(L(q), in(p)) == L(p). With L fixed this map is monotone, so the fixpoint is unique and
- *     does not depend on the order of updates. It is found in rounds over a list of active
- *     tiles (label_common.cuh's tiles): a block loads its tile and a one-pixel halo into shared
+ *     max(L(q), in(p)) == L(p); p is SET to the smallest such key, not lowered to it (see
+ *     ws_relax). These equations have one solution (tests/oracle.c; the priority flood gives
+ *     it too), which any order of updates reaches as long as a pixel is evaluated again
+ *     whenever a neighbour changes. It is found in rounds over a list of active tiles
+ *     (label_common.cuh's tiles): a block loads its tile and a one-pixel halo into shared
  *     memory, relaxes the tile until it is stable (Jacobi steps), writes back the pixels that
- *     improved (each pixel is written only by its own tile's block) and puts the tiles next to
- *     each improved face pixel on the next list. A per-tile stamp keeps a tile at most once on a
+ *     changed (each pixel is written only by its own tile's block) and puts the tiles next to
+ *     each changed face pixel on the next list. A per-tile stamp keeps a tile at most once on a
  *     list. The first list: tiles with a marker and their neighbours. Rounds are launched in
  *     batches; the host reads the list length between batches and stops when it is 0.
  *  3. out_kernel: label = low 32 bits (0 when unreached or outside the mask); with lines, a
@@ -178,39 +180,41 @@ __device__ void ws_load_halo(unsigned long long *sk, T *sl, const unsigned long 
     }
 }
 
-/* Jacobi steps over the tile's own pixels until none improves (every thread calls it). */
+/* Jacobi steps over the tile's own pixels until none changes (every thread calls it). A pixel is
+ * set to the best key its neighbours give it now, not lowered to it: a climb (D = 0) passes on
+ * only the label, so a neighbour whose key falls to a smaller D with another label can raise
+ * it. The keys settle level by level and, on a level, by increasing D (tests/oracle.c). */
 template <typename T>
 __device__ void ws_relax(unsigned long long *sk, const T *sl, const int *hi, const bool *up, const T *ip,
                          const int *dh, int nn)
 {
     for (;;) {
         unsigned long long nk[WS_OWN];
+        bool set[WS_OWN];
         bool changed = false;
 #pragma unroll
         for (int j = 0; j < WS_OWN; ++j) {
+            set[j] = false;
             nk[j] = KEY_NONE;
             if (!up[j]) continue;
             const T lp = sl[hi[j]];
-            unsigned long long best = sk[hi[j]];
             for (int k = 0; k < nn; ++k) {
                 const int q = hi[j] + dh[k];
                 const unsigned long long c = ws_candidate(sk[q], sl[q], ip[j], lp);
-                if (c < best) best = c;
+                if (c < nk[j]) nk[j] = c;
             }
-            if (best < sk[hi[j]]) {
-                nk[j] = best;
-                changed = true;
-            }
+            set[j] = nk[j] != sk[hi[j]];
+            changed |= set[j];
         }
         __syncthreads(); /* every read of this step is done */
 #pragma unroll
         for (int j = 0; j < WS_OWN; ++j)
-            if (nk[j] != KEY_NONE) sk[hi[j]] = nk[j];
+            if (set[j]) sk[hi[j]] = nk[j];
         if (!__syncthreads_or(changed)) break;
     }
 }
 
-/* One round: every tile of list @p from is relaxed; tiles next to improved face pixels go on
+/* One round: every tile of list @p from is relaxed; tiles next to changed face pixels go on
  * list 1 - @p from with stamp @p stamp. */
 template <typename T>
 __global__ void __launch_bounds__(WS_THREADS)
@@ -259,7 +263,7 @@ __global__ void __launch_bounds__(WS_THREADS)
 #pragma unroll
         for (int j = 0; j < WS_OWN; ++j) {
             const unsigned long long k = sk[hi[j]];
-            if (!up[j] || !(k < k0[j])) continue;
+            if (!up[j] || k == k0[j]) continue;
             key_store(K + gi[j], k);
             if (face[j]) atomicOr(&dirs, (unsigned int)face[j]);
         }

@@ -391,8 +391,12 @@ void oracle_watershed(const double *in, const uint32_t *markers, const double *m
     }
     ws_levels(in, fixed, mask, d, conn, lev, reached);
     for (int64_t i = 0; i < n; ++i) c[i] = (wcost){lev[i], 0, fixed[i] ? markers[i] : 0};
-    /* (D, label) from the neighbours whose cost reaches p at its own level L(p): with the levels
-     * fixed first, the result does not depend on the order of the sweeps */
+    /* (D, label): each reached pixel is set (not lowered) to the best of what its neighbours at
+     * levels that reach it at L(p) give it now. A label that arrives by a climb (D = 0) comes from
+     * a neighbour whose key may still fall with another label (a smaller D); keeping the minimum
+     * of all keys ever seen would keep that stale label and depend on the sweep order. The
+     * sweeps settle level by level (a climb only reads lower levels) and, on a level, by
+     * increasing D. */
     for (int changed = 1; changed;) {
         changed = 0;
         for (int64_t z = 0; z < d.d; ++z)
@@ -400,13 +404,15 @@ void oracle_watershed(const double *in, const uint32_t *markers, const double *m
                 for (int64_t x = 0; x < d.w; ++x) {
                     const int64_t p = x + d.w * (y + d.h * z);
                     if (fixed[p] || !reached[p] || (mask && mask[p] == 0.0)) continue;
+                    wcost best = {lev[p], 0, 0};
                     for (int k = 0; k < nn; ++k) {
                         const int64_t q = neighbor_at(d, x, y, z, off[k]);
                         if (q < 0 || c[q].label == 0) continue;
                         if ((in[p] > lev[q] ? in[p] : lev[q]) != lev[p]) continue;
                         wcost cand = {lev[p], in[p] > lev[q] ? 0 : c[q].steps + 1, c[q].label};
-                        if (c[p].label == 0 || wcost_less(cand, c[p])) c[p] = cand, changed = 1;
+                        if (best.label == 0 || wcost_less(cand, best)) best = cand;
                     }
+                    if (best.steps != c[p].steps || best.label != c[p].label) c[p] = best, changed = 1;
                 }
     }
     for (int64_t z = 0; z < d.d; ++z)

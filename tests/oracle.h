@@ -105,9 +105,12 @@ int64_t oracle_label(const double *in, odims d, int conn, int equal, uint32_t *o
  * so that the result does not depend on the sweep order: first the levels L (the least highest
  * value of in on a path inside the mask from a marker; markers inside the mask: in), then
  * (D, label): marker pixels inside the mask hold (0, marker); every other reached pixel p inside
- * the mask takes the smallest (in_p > L_q ? 0 : D_q + 1, label_q) over its reached neighbours q
- * with max(L_q, in_p) == L_p, until nothing changes. (Relaxing (L, D, label) in one pass, as an
- * earlier version did, lets a pixel keep a label from a neighbour's stale cost: its result
+ * the mask is set, sweep after sweep until nothing changes, to the smallest
+ * (in_p > L_q ? 0 : D_q + 1, label_q) over its reached neighbours q with max(L_q, in_p) == L_p
+ * (set, not lowered: a climb keeps only the label, so a neighbour's key that falls later can
+ * raise it). The result is the unique solution of these equations; it is what a priority flood
+ * in (L, D, label) order gives. (Relaxing (L, D, label) to the minimum ever seen, as an earlier
+ * version did, kept labels from stale costs: its result
  * changed when the image was mirrored.) @p mask may be NULL (everywhere). With @p lines, a
  * non-marker pixel is then set to 0 where a neighbour has another nonzero label and a smaller
  * (L, D, label).
