@@ -9,6 +9,8 @@
  *     index of i's local root; background P[i] = NONE.
  *  2. border_kernel: neighbour pairs that straddle two tiles are joined in P: the larger root is
  *     linked under the smaller with atomicMin (the loop of Playne & Hawick, 2018).
+ *     The steps of 1 and 2 are in label_common.cuh, which tests/test_label_tiles.cpp runs on
+ *     the host.
  *  3. count_kernel: roots (P[i] == i) per chunk of LB_CHUNK pixels; an exclusive scan of the
  *     counts (cub::DeviceScan) gives each chunk's first label and the total, which is checked
  *     against the output type before anything is written.
@@ -28,36 +30,7 @@
 #define LB_ITEMS 16
 #define LB_CHUNK (LB_THREADS * LB_ITEMS)
 
-/* ---- union-find in shared memory (local indices, -1 = background) ---- */
-
-__device__ __forceinline__ int sfind(volatile int *sp, int x)
-{
-    int p = sp[x];
-    while (p != x) {
-        x = p;
-        p = sp[x];
-    }
-    return x;
-}
-
-__device__ __forceinline__ void sunion(int *sp, int a, int b)
-{
-    for (;;) {
-        a = sfind(sp, a);
-        b = sfind(sp, b);
-        if (a == b) return;
-        if (a > b) {
-            const int t = a;
-            a = b;
-            b = t;
-        }
-        const int old = atomicMin(&sp[b], a);
-        if (old == b) return; /* b was a root: now linked under a */
-        b = old;              /* b had been linked meanwhile: join a with where it went */
-    }
-}
-
-/* ---- the tile pass ---- */
+/* ---- the forest (label_common.cuh has the steps) ---- */
 
 template <typename T, typename IdxT>
 __global__ void __launch_bounds__(LB_THREADS)
@@ -65,106 +38,16 @@ __global__ void __launch_bounds__(LB_THREADS)
 {
     __shared__ int sp[LB_TILE];
     __shared__ T sv[LB_TILE];
-    for (int64_t tile = blockIdx.x; tile < t.ntiles; tile += gridDim.x) {
-        int64_t x0, y0, z0;
-        lb_origin(t, tile, &x0, &y0, &z0);
-        for (int li = threadIdx.x; li < LB_TILE; li += LB_THREADS) {
-            int lx, ly, lz;
-            lb_local(t, li, &lx, &ly, &lz);
-            const int64_t x = x0 + lx, y = y0 + ly, z = z0 + lz;
-            T v = (T)0;
-            if (x < gb.w && y < gb.h && z < gb.d) v = in[x + gb.w * (y + gb.h * z)];
-            sv[li] = v; /* cells beyond the image read as background */
-            sp[li] = li;
-        }
-        __syncthreads();
-        for (int li = threadIdx.x; li < LB_TILE; li += LB_THREADS) {
-            const T v = sv[li];
-            if (!lb_fg(v)) continue;
-            int lx, ly, lz;
-            lb_local(t, li, &lx, &ly, &lz);
-            for (int k = 0; k < gb.n; ++k) { /* backward neighbours only: each pair once */
-                const int qx = lx + gb.off[k][0], qy = ly + gb.off[k][1], qz = lz + gb.off[k][2];
-                if (qx < 0 || qx >= t.tx || qy < 0 || qy >= t.ty || qz < 0 || qz >= t.tz) continue;
-                const int lq = qx + t.tx * (qy + t.ty * qz);
-                if (lb_joined(v, sv[lq], equal)) sunion(sp, li, lq);
-            }
-        }
-        __syncthreads();
-        for (int li = threadIdx.x; li < LB_TILE; li += LB_THREADS) {
-            int lx, ly, lz;
-            lb_local(t, li, &lx, &ly, &lz);
-            const int64_t x = x0 + lx, y = y0 + ly, z = z0 + lz;
-            if (x >= gb.w || y >= gb.h || z >= gb.d) continue;
-            IdxT r = lb_none<IdxT>();
-            if (lb_fg(sv[li])) {
-                int rx, ry, rz;
-                lb_local(t, sfind(sp, li), &rx, &ry, &rz);
-                r = (IdxT)((x0 + rx) + gb.w * ((y0 + ry) + gb.h * (z0 + rz)));
-            }
-            P[x + gb.w * (y + gb.h * z)] = r;
-        }
-        __syncthreads(); /* sp and sv are reused by the next tile */
-    }
-}
-
-/* ---- the border pass: global union-find ---- */
-
-template <typename IdxT> __device__ __forceinline__ IdxT gfind(IdxT *P, IdxT x)
-{
-    IdxT p = __ldcg(P + x);
-    while (p != x) {
-        const IdxT pp = __ldcg(P + p);
-        if (pp != p) atomicMin(P + x, pp); /* path halving; P only ever decreases */
-        x = p;
-        p = pp;
-    }
-    return x;
-}
-
-template <typename IdxT> __device__ __forceinline__ void gunion(IdxT *P, IdxT a, IdxT b)
-{
-    for (;;) {
-        a = gfind(P, a);
-        b = gfind(P, b);
-        if (a == b) return;
-        if (a > b) {
-            const IdxT t = a;
-            a = b;
-            b = t;
-        }
-        const IdxT old = atomicMin(P + b, a);
-        if (old == b) return;
-        b = old;
-    }
+    for (int64_t tile = blockIdx.x; tile < t.ntiles; tile += gridDim.x)
+        lb_tile_pass<T, IdxT>(in, P, gb, t, equal, tile, sp, sv);
 }
 
 template <typename T, typename IdxT>
 __global__ void __launch_bounds__(LB_THREADS)
     border_kernel(const T *__restrict__ in, IdxT *P, geom gb, lb_tiling t, int equal)
 {
-    for (int64_t tile = blockIdx.x; tile < t.ntiles; tile += gridDim.x) {
-        int64_t x0, y0, z0;
-        lb_origin(t, tile, &x0, &y0, &z0);
-        for (int li = threadIdx.x; li < LB_TILE; li += LB_THREADS) {
-            int lx, ly, lz;
-            lb_local(t, li, &lx, &ly, &lz);
-            const bool face = lx == 0 || ly == 0 || lz == 0 || lx == t.tx - 1 || ly == t.ty - 1 || lz == t.tz - 1;
-            const int64_t x = x0 + lx, y = y0 + ly, z = z0 + lz;
-            if (!face || x >= gb.w || y >= gb.h || z >= gb.d) continue;
-            const int64_t p = x + gb.w * (y + gb.h * z);
-            const T v = in[p];
-            if (!lb_fg(v)) continue;
-            for (int k = 0; k < gb.n; ++k) {
-                const int qx = lx + gb.off[k][0], qy = ly + gb.off[k][1], qz = lz + gb.off[k][2];
-                if (qx >= 0 && qx < t.tx && qy >= 0 && qy < t.ty && qz >= 0 && qz < t.tz) continue; /* same tile */
-                const int64_t gx = x0 + qx, gy = y0 + qy, gz = z0 + qz;
-                if (gx < 0 || gx >= gb.w || gy < 0 || gy >= gb.h || gz < 0 || gz >= gb.d) continue;
-                const int64_t q = gx + gb.w * (gy + gb.h * gz);
-                if (lb_joined(v, in[q], equal)) gunion(P, (IdxT)p, (IdxT)q);
-            }
-        }
-    }
+    for (int64_t tile = blockIdx.x; tile < t.ntiles; tile += gridDim.x)
+        lb_border_pass<T, IdxT>(in, P, gb, t, equal, tile);
 }
 
 /* ---- numbering ---- */
@@ -228,21 +111,6 @@ __global__ void final_kernel(const IdxT *P, int64_t n, OutT *out)
 }
 
 /* ---- host side ---- */
-
-/* The geometry with only the backward half of the neighbourhood (offsets before 0 in raster order). */
-static geom backward_geom(const iwpp_buf *b, int connectivity)
-{
-    geom g = make_geom(b, connectivity), gb = g;
-    gb.n = 0;
-    for (int k = 0; k < g.n; ++k) {
-        const int dx = g.off[k][0], dy = g.off[k][1], dz = g.off[k][2];
-        if (dz < 0 || (dz == 0 && (dy < 0 || (dy == 0 && dx < 0)))) {
-            for (int a = 0; a < 3; ++a) gb.off[gb.n][a] = g.off[k][a];
-            ++gb.n;
-        }
-    }
-    return gb;
-}
 
 /* Union-find into P (steps 1 and 2). */
 template <typename T, typename IdxT>
@@ -350,7 +218,7 @@ extern "C" iwpp_status iwpp_cuda_label(iwpp_context *ctx, const iwpp_buf *in, in
     if (e != IWPP_OK) return e;
     *count = 0;
     if (iwpp_buf_count(in) == 0) return IWPP_OK;
-    const geom gb = backward_geom(in, connectivity);
+    const geom gb = lb_backward(make_geom(in, connectivity));
     const int equal = mode == IWPP_LABEL_EQUAL;
     if ((e = cu_timer_start(ctx)) != IWPP_OK) return e;
     switch (in->type) {
