@@ -19,6 +19,7 @@ int imgio_write_npy(const char *path, const iwpp_image *img)
     case IWPP_U16: descr = "<u2"; break;
     case IWPP_F32: descr = "<f4"; break;
     case IWPP_I64: descr = "<i8"; break;
+    case IWPP_U32: descr = "<u4"; break;
     default: errno = EINVAL; return -1;
     }
     if (!is_little_endian()) {

@@ -9,7 +9,7 @@
 
 /**
  * Write a contiguous image as .npy with shape (h, w) or (d, h, w).
- * Types U8 (|u1), U16 (<u2), F32 (<f4), I64 (<i8). Returns 0, or -1 (errno set).
+ * Types U8 (|u1), U16 (<u2), F32 (<f4), I64 (<i8), U32 (<u4). Returns 0, or -1 (errno set).
  */
 int imgio_write_npy(const char *path, const iwpp_image *img);
 

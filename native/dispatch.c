@@ -664,23 +664,10 @@ static iwpp_status edt_by_tiles(iwpp_context *ctx, const iwpp_image *binary, iwp
     return st;
 }
 
-iwpp_status iwpp_distance_transform(iwpp_context *ctx, const iwpp_image *binary, iwpp_edt_method method,
-                                    const double spacing[3], iwpp_image *dist_out, iwpp_image *nearest_out)
+/* The EDT's spacing (NULL = 1, 1, 1) checked and copied into @p sp (dispatch.h). */
+iwpp_status iwpp_check_spacing(iwpp_context *ctx, const iwpp_image *binary, const double spacing[3], double sp[3])
 {
-    iwpp_status st = iwpp_begin(ctx);
-    if (st) return st;
-    if ((st = iwpp_check_image(ctx, binary, "binary", IWPP_TYPES_GRAY, 1)) ||
-        (st = iwpp_check_image(ctx, dist_out, "dist_out", IWPP_TYPE_BIT(IWPP_F32), 0)) ||
-        (st = iwpp_check_same(ctx, binary, "binary", dist_out, "dist_out", 0)))
-        return st;
-    if (nearest_out &&
-        ((st = iwpp_check_image(ctx, nearest_out, "nearest_out", IWPP_TYPE_BIT(IWPP_I64), 0)) ||
-         (st = iwpp_check_same(ctx, binary, "binary", nearest_out, "nearest_out", 0))))
-        return st;
-    if (method != IWPP_EDT_EXACT && method != IWPP_EDT_DANIELSSON)
-        return iwpp_set_error(ctx, IWPP_EINVAL,
-                              "method is %d; use IWPP_EDT_EXACT or IWPP_EDT_DANIELSSON", (int)method);
-    double sp[3] = {1.0, 1.0, 1.0};
+    sp[0] = sp[1] = sp[2] = 1.0;
     if (spacing) {
         static const char axis[3] = {'x', 'y', 'z'};
         for (int i = 0; i < 3; ++i) {
@@ -714,6 +701,27 @@ iwpp_status iwpp_distance_transform(iwpp_context *ctx, const iwpp_image *binary,
                                   (long long)binary->height, (long long)binary->depth,
                                   (double)FLT_MAX);
     }
+    return IWPP_OK;
+}
+
+iwpp_status iwpp_distance_transform(iwpp_context *ctx, const iwpp_image *binary, iwpp_edt_method method,
+                                    const double spacing[3], iwpp_image *dist_out, iwpp_image *nearest_out)
+{
+    iwpp_status st = iwpp_begin(ctx);
+    if (st) return st;
+    if ((st = iwpp_check_image(ctx, binary, "binary", IWPP_TYPES_GRAY, 1)) ||
+        (st = iwpp_check_image(ctx, dist_out, "dist_out", IWPP_TYPE_BIT(IWPP_F32), 0)) ||
+        (st = iwpp_check_same(ctx, binary, "binary", dist_out, "dist_out", 0)))
+        return st;
+    if (nearest_out &&
+        ((st = iwpp_check_image(ctx, nearest_out, "nearest_out", IWPP_TYPE_BIT(IWPP_I64), 0)) ||
+         (st = iwpp_check_same(ctx, binary, "binary", nearest_out, "nearest_out", 0))))
+        return st;
+    if (method != IWPP_EDT_EXACT && method != IWPP_EDT_DANIELSSON)
+        return iwpp_set_error(ctx, IWPP_EINVAL,
+                              "method is %d; use IWPP_EDT_EXACT or IWPP_EDT_DANIELSSON", (int)method);
+    double sp[3];
+    if ((st = iwpp_check_spacing(ctx, binary, spacing, sp))) return st;
     double t0 = iwpp_now_ms();
     memset(&ctx->stats, 0, sizeof ctx->stats);
     if (iwpp_tiles_edt_needed(ctx, binary)) {

@@ -23,6 +23,9 @@ iwpp_status iwpp_check_same(iwpp_context *ctx, const iwpp_image *a, const char *
 /** 1 if the memory spans of two views overlap (then an output cannot be written in place of
  *  the other's buffer). */
 int iwpp_views_overlap(const iwpp_image *a, const iwpp_image *b);
+/** The spacing of a distance transform of @p binary (NULL = 1, 1, 1): each finite, at least
+ *  1e-75, the image's diagonal below FLT_MAX; copied into @p sp. */
+iwpp_status iwpp_check_spacing(iwpp_context *ctx, const iwpp_image *binary, const double spacing[3], double sp[3]);
 /** Connectivity valid for the image's depth. */
 iwpp_status iwpp_check_connectivity(iwpp_context *ctx, int conn, const iwpp_image *im);
 /** Checks common to every call: ctx not NULL; resets the message (stats are reset once the

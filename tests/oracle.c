@@ -346,35 +346,6 @@ static int wcost_less(wcost a, wcost b)
     return a.label < b.label;
 }
 
-/* L: the least highest value of in on a path inside the mask from a marker (repeated
- * relaxation, labels play no part); reached[p] says whether any marker reaches p. */
-static void ws_levels(const double *in, const char *fixed, const double *mask, odims d, int conn, double *lev,
-                      char *reached)
-{
-    int off[26][3];
-    const int nn = oracle_neighbors(conn, off);
-    const int64_t n = odims_count(d);
-    for (int64_t i = 0; i < n; ++i) {
-        lev[i] = in[i];
-        reached[i] = fixed[i];
-    }
-    for (int changed = 1; changed;) {
-        changed = 0;
-        for (int64_t z = 0; z < d.d; ++z)
-            for (int64_t y = 0; y < d.h; ++y)
-                for (int64_t x = 0; x < d.w; ++x) {
-                    const int64_t p = x + d.w * (y + d.h * z);
-                    if (fixed[p] || (mask && mask[p] == 0.0)) continue;
-                    for (int k = 0; k < nn; ++k) {
-                        const int64_t q = neighbor_at(d, x, y, z, off[k]);
-                        if (q < 0 || !reached[q]) continue;
-                        const double cand = in[p] > lev[q] ? in[p] : lev[q];
-                        if (!reached[p] || cand < lev[p]) lev[p] = cand, reached[p] = 1, changed = 1;
-                    }
-                }
-    }
-}
-
 void oracle_watershed(const double *in, const uint32_t *markers, const double *mask, odims d, int conn,
                       int lines, uint32_t *out)
 {
@@ -383,36 +354,31 @@ void oracle_watershed(const double *in, const uint32_t *markers, const double *m
     const int64_t n = odims_count(d);
     wcost *c = xalloc((size_t)n * sizeof *c);
     char *fixed = xalloc((size_t)n);
-    char *reached = xalloc((size_t)n);
-    double *lev = xalloc((size_t)n * sizeof *lev);
     for (int64_t i = 0; i < n; ++i) {
         const int inside = !mask || mask[i] != 0.0;
         fixed[i] = inside && markers[i] != 0;
+        c[i] = (wcost){in[i], 0, fixed[i] ? markers[i] : 0};
     }
-    ws_levels(in, fixed, mask, d, conn, lev, reached);
-    for (int64_t i = 0; i < n; ++i) c[i] = (wcost){lev[i], 0, fixed[i] ? markers[i] : 0};
-    /* (D, label): each reached pixel is set (not lowered) to the best of what its neighbours at
-     * levels that reach it at L(p) give it now. A label that arrives by a climb (D = 0) comes from
-     * a neighbour whose key may still fall with another label (a smaller D); keeping the minimum
-     * of all keys ever seen would keep that stale label and depend on the sweep order. The
-     * sweeps settle level by level (a climb only reads lower levels) and, on a level, by
-     * increasing D. */
     for (int changed = 1; changed;) {
         changed = 0;
         for (int64_t z = 0; z < d.d; ++z)
             for (int64_t y = 0; y < d.h; ++y)
                 for (int64_t x = 0; x < d.w; ++x) {
                     const int64_t p = x + d.w * (y + d.h * z);
-                    if (fixed[p] || !reached[p] || (mask && mask[p] == 0.0)) continue;
-                    wcost best = {lev[p], 0, 0};
+                    if (fixed[p] || (mask && mask[p] == 0.0)) continue;
+                    /* recomputed from the neighbours' current states, not kept as a minimum
+                     * over their past ones: a neighbour's earlier, worse state may carry a
+                     * smaller label that ties after a strict climb (both give (in_p, 0)) */
+                    wcost best = {in[p], 0, 0};
                     for (int k = 0; k < nn; ++k) {
                         const int64_t q = neighbor_at(d, x, y, z, off[k]);
                         if (q < 0 || c[q].label == 0) continue;
-                        if ((in[p] > lev[q] ? in[p] : lev[q]) != lev[p]) continue;
-                        wcost cand = {lev[p], in[p] > lev[q] ? 0 : c[q].steps + 1, c[q].label};
+                        wcost cand = {in[p] > c[q].level ? in[p] : c[q].level,
+                                      in[p] > c[q].level ? 0 : c[q].steps + 1, c[q].label};
                         if (best.label == 0 || wcost_less(cand, best)) best = cand;
                     }
-                    if (best.steps != c[p].steps || best.label != c[p].label) c[p] = best, changed = 1;
+                    if (best.label != c[p].label || best.level != c[p].level || best.steps != c[p].steps)
+                        c[p] = best, changed = 1;
                 }
     }
     for (int64_t z = 0; z < d.d; ++z)
@@ -430,6 +396,4 @@ void oracle_watershed(const double *in, const uint32_t *markers, const double *m
             }
     free(c);
     free(fixed);
-    free(reached);
-    free(lev);
 }

@@ -101,19 +101,13 @@ void oracle_open_close(const double *in, odims d, int radius, int conn, int open
 int64_t oracle_label(const double *in, odims d, int conn, int equal, uint32_t *out);
 
 /**
- * Marker-controlled watershed (iwpp_watershed), straight from the definition, in two relaxations
- * so that the result does not depend on the sweep order: first the levels L (the least highest
- * value of in on a path inside the mask from a marker; markers inside the mask: in), then
- * (D, label): marker pixels inside the mask hold (0, marker); every other reached pixel p inside
- * the mask is set, sweep after sweep until nothing changes, to the smallest
- * (in_p > L_q ? 0 : D_q + 1, label_q) over its reached neighbours q with max(L_q, in_p) == L_p
- * (set, not lowered: a climb keeps only the label, so a neighbour's key that falls later can
- * raise it). The result is the unique solution of these equations; it is what a priority flood
- * in (L, D, label) order gives. (Relaxing (L, D, label) to the minimum ever seen, as an earlier
- * version did, kept labels from stale costs: its result
- * changed when the image was mirrored.) @p mask may be NULL (everywhere). With @p lines, a
- * non-marker pixel is then set to 0 where a neighbour has another nonzero label and a smaller
- * (L, D, label).
+ * Marker-controlled watershed (iwpp_watershed), straight from the definition: every pixel holds
+ * (L, D, label); marker pixels inside the mask start at (in, 0, marker) and keep it; sweeps
+ * recompute every other pixel inside the mask from its reached neighbours' current states q as
+ *   (max(L_q, in_p), in_p > L_q ? 0 : D_q + 1, label_q), lexicographic minimum,
+ * until nothing changes (a recomputation, not a minimum with the pixel's earlier state: a
+ * neighbour's earlier, worse state must not leave its label behind). @p mask may be NULL (everywhere). With @p lines, a non-marker pixel
+ * is then set to 0 where a neighbour has another nonzero label and a smaller (L, D, label).
  */
 void oracle_watershed(const double *in, const uint32_t *markers, const double *mask, odims d, int conn,
                       int lines, uint32_t *out);

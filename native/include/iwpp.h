@@ -415,12 +415,15 @@ IWPP_API iwpp_status iwpp_label(iwpp_context *ctx, const iwpp_image *in, int con
  * NULL = the whole image), with neighbours of @p connectivity (as iwpp_reconstruct).
  *
  * The result is unique. Every pixel p inside the mask that some marker reaches by a path inside
- * the mask takes the label of the marker that reaches it at the least cost, where a path's cost
- * is the pair (L, D) compared lexicographically:
- *   L = the highest value of @p in along the path (the flooding level at which p is reached);
- *   D = the number of steps since the path last climbed strictly (steps on the level's plateau),
- * and among marker labels with the same least cost, the smallest label wins. Marker pixels
- * inside the mask keep their label and cost (in(p), 0). This is the priority flood of Meyer's
+ * the mask gets a cost (L, D) and a label, compared lexicographically as (L, D, label):
+ *   L = the least, over such paths, of the highest value of @p in along the path (the flooding
+ *       level at which p is reached);
+ *   D = the number of steps on that level's plateau since the flood last climbed strictly;
+ * precisely, (L, D, label) of p is the least, over its neighbours q inside the mask that are
+ * reached, of (max(L_q, in_p), in_p > L_q ? 0 : D_q + 1, label_q) taken from q's own final
+ * (L, D, label) (so among floods that arrive at the same cost, the smallest label wins; a label
+ * that reaches q only at a worse cost does not count at p). Marker pixels inside the mask keep
+ * their label and cost (in(p), 0). This is the priority flood of Meyer's
  * algorithm with plateaus split by geodesic distance; it differs from scikit-image's
  * watershed and MorphoLibJ only where two floods reach a pixel at the same level and the same
  * plateau distance (they break that tie by queue order, this by the smaller label).
@@ -459,7 +462,7 @@ IWPP_API iwpp_status iwpp_extended_minima(iwpp_context *ctx, const iwpp_image *i
 /**
  * Impose minima (MATLAB imimposemin): the reconstruction by erosion of m over
  * min(m, in stepped up), where m is the type's lowest value where @p markers is nonzero and its
- * highest elsewhere, and "stepped up" is +1 for integers (saturating) and the next float up for
+ * highest elsewhere (F32: -inf and +inf), and "stepped up" is +1 for integers (saturating) and the next float up for
  * F32. The only regional minima left are the markers. @p markers: any gray type, sizes of @p in;
  * @p out has the type of @p in (may be the view @p in).
  */
