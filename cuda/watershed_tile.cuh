@@ -112,14 +112,17 @@ LB_FN void ws_key_init(int64_t i, const LabT *mk, const uint8_t *mask, const geo
     }
 }
 
-/* Shared memory of one tile run: keys and levels of the tile and its halo, then per own pixel the
- * next key, its in value and flags (1: may change, 2: changed in this run). */
+/* Shared memory of one tile run: keys and levels of the tile and its halo; per own pixel the
+ * next key, its in value, its halo cell and flags (1: may change, 2: changed in this run); per
+ * cell two "a neighbour changed" flags (this step's and the next's). */
 template <typename T> struct ws_smem {
     unsigned long long sk[WS_HALO];
     unsigned long long nk[LB_TILE];
     T sl[WS_HALO];
     T ip[LB_TILE];
+    short cell[LB_TILE];
     unsigned char fl[LB_TILE];
+    unsigned char dirty[2][WS_HALO];
     unsigned int dirs;
 };
 
@@ -135,14 +138,6 @@ LB_HD ws_halo ws_make_halo(const lb_tiling &t)
     h.sz = t.tz > 1 ? t.tz + 2 : 1;
     h.zo = t.tz > 1 ? 1 : 0;
     return h;
-}
-
-/* Halo cell of own pixel @p li. */
-LB_HD int ws_cell(const lb_tiling &t, const ws_halo &hs, int li)
-{
-    int lx, ly, lz;
-    lb_local(t, li, &lx, &ly, &lz);
-    return (lx + 1) + hs.sx * ((ly + 1) + hs.sy * (lz + hs.zo));
 }
 
 /* Load the tile's keys and levels with its halo (cells beyond the image: unreached), and its own
@@ -174,23 +169,30 @@ LB_FN void ws_load(ws_smem<T> &s, const unsigned long long *Kr, const T *L, cons
         const int64_t i = img ? x + g.w * (y + g.h * z) : 0;
         s.fl[li] = img && upd[i] ? 1 : 0;
         s.ip[li] = img ? in[i] : (T)0;
+        const int c = (lx + 1) + hs.sx * ((ly + 1) + hs.sy * (lz + hs.zo));
+        s.cell[li] = (short)c;
+        s.dirty[0][c] = 1; /* the halo may have changed since the tile's last run */
     }
     if (LB_TID == 0) s.dirs = 0;
     LB_SYNC();
 }
 
-/* Jacobi steps until no own pixel changes: all new keys from the old ones, then all written. */
+/* Jacobi steps until no own pixel changes: all new keys from the old ones, then all written. Only
+ * pixels with a neighbour that changed in the previous step are evaluated again (at the first
+ * step: all). */
 template <typename T> LB_FN void ws_relax(ws_smem<T> &s, const geom &g, const lb_tiling &t)
 {
     const ws_halo hs = ws_make_halo(t);
     const int np = lb_tile_pixels(t);
     int dh[26];
     for (int k = 0; k < g.n; ++k) dh[k] = g.off[k][0] + hs.sx * (g.off[k][1] + hs.sy * g.off[k][2]);
-    for (;;) {
+    for (int cur = 0;; cur ^= 1) {
         bool changed = false;
         for (int li = LB_TID; li < np; li += LB_NTH) {
-            if (!(s.fl[li] & 1)) continue;
-            const int c = ws_cell(t, hs, li);
+            const int c = s.cell[li];
+            const bool again = s.dirty[cur][c];
+            s.dirty[cur ^ 1][c] = 0; /* no one sets the next flags before the barrier below */
+            if (!(s.fl[li] & 1) || !again) continue;
             const T lp = s.sl[c];
             unsigned long long best = KEY_NONE;
             for (int k = 0; k < g.n; ++k) {
@@ -202,12 +204,11 @@ template <typename T> LB_FN void ws_relax(ws_smem<T> &s, const geom &g, const lb
         }
         LB_SYNC(); /* every read of this step is done */
         for (int li = LB_TID; li < np; li += LB_NTH) {
-            if (!(s.fl[li] & 1)) continue;
-            const int c = ws_cell(t, hs, li);
-            if (s.nk[li] != s.sk[c]) {
-                s.sk[c] = s.nk[li];
-                s.fl[li] |= 2;
-            }
+            const int c = s.cell[li];
+            if (!(s.fl[li] & 1) || !s.dirty[cur][c] || s.nk[li] == s.sk[c]) continue;
+            s.sk[c] = s.nk[li];
+            s.fl[li] |= 2;
+            for (int k = 0; k < g.n; ++k) s.dirty[cur ^ 1][c + dh[k]] = 1; /* same value from every writer */
         }
         if (!LB_SYNC_OR(changed)) break;
     }
@@ -218,13 +219,12 @@ template <typename T>
 LB_FN unsigned int ws_store(ws_smem<T> &s, unsigned long long *K, const geom &g, const lb_tiling &t, int64_t x0,
                             int64_t y0, int64_t z0)
 {
-    const ws_halo hs = ws_make_halo(t);
     const int np = lb_tile_pixels(t);
     for (int li = LB_TID; li < np; li += LB_NTH) {
         if (!(s.fl[li] & 2)) continue;
         int lx, ly, lz;
         lb_local(t, li, &lx, &ly, &lz);
-        key_store(K + (x0 + lx) + g.w * ((y0 + ly) + g.h * (z0 + lz)), s.sk[ws_cell(t, hs, li)]);
+        key_store(K + (x0 + lx) + g.w * ((y0 + ly) + g.h * (z0 + lz)), s.sk[s.cell[li]]);
         const unsigned int f = ws_face_bits(t, lx, ly, lz);
         if (f) lb_atomic_or(&s.dirs, f);
     }
