@@ -22,8 +22,8 @@ if [ "$PHASE" != bench ]; then
 stamp "ctest (all backends)"
 (cd "$B" && timeout 240 ctest -j6 --output-on-failure 2>&1 | tail -40)
 stamp "compute-sanitizer"
-T=$B/cuda/iwpp_cuda_timing
-[ -x "$T" ] || T=$(find "$B" -name iwpp_cuda_timing -type f | head -1)
+T=$B/tests/iwpp_cuda_checks
+[ -x "$T" ] || T=$(find "$B" -name iwpp_cuda_checks -type f | head -1)
 timeout 60 compute-sanitizer --tool memcheck --leak-check full "$T" -2 2>&1 | tail -4
 timeout 60 compute-sanitizer --tool racecheck "$T" -2 2>&1 | tail -3
 (cd "$B" && IWPP_TEST_BACKEND=cuda IWPP_TEST_GPU_CONFIGS=queue IWPP_TEST_FILTER=random timeout 90 \

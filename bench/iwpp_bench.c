@@ -11,7 +11,6 @@
  * Run with --help for the options.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "backend.h"
 #include "imgio.h"
 #include "iwpp.h"
 #include "synth.h"
@@ -461,7 +460,6 @@ static run_res run_op(iwpp_context *ctx, case_t *c, const options *o)
         memcpy(c->out.data, in->marker_lo, bytes);
     else if (c->op->kind == OP_REC_ERO)
         memcpy(c->out.data, in->marker_hi, bytes);
-    memset(&ctx->stats, 0, sizeof ctx->stats);
     double t0 = synth_now_ms();
     switch (c->op->kind) {
     case OP_REC_DIL:

@@ -91,9 +91,18 @@ iwpp_status cu_timer_stop(iwpp_context *ctx);
 /* Launch-error check followed by a stream synchronisation. */
 iwpp_status cu_sync(iwpp_context *ctx, const char *what);
 
-static inline size_t cu_type_size(iwpp_type t)
+/* Warp-aggregated append: every lane of a converged warp calls it; the lanes with @p act get
+ * consecutive slots of *counter with one atomic per warp. Returns this lane's slot (meaningful
+ * only where act). Used by the wavefront collects and the PREFIXSUM queue variant. */
+template <typename C> __device__ __forceinline__ C warp_append_slot(bool act, C *counter)
 {
-    return t == IWPP_U8 ? 1 : t == IWPP_U16 ? 2 : t == IWPP_I64 ? 8 : 4;
+    const unsigned ball = __ballot_sync(0xffffffffu, act);
+    if (!ball) return 0;
+    const unsigned lane = threadIdx.x & 31u;
+    C base = 0;
+    if (lane == 0) base = atomicAdd(counter, (C)__popc(ball));
+    base = __shfl_sync(0xffffffffu, base, 0);
+    return base + (C)__popc(ball & ((1u << lane) - 1u));
 }
 
 static inline unsigned cu_blocks(int64_t n, int threads, int cap)
@@ -190,30 +199,6 @@ struct geom {
     signed char off[26][3];
 };
 
-/* The neighbourhood of native/neighborhood.h (same sets, same raster order), written without
- * the switch: in the library build on the GPU machine (gcc 13.3, -O3) iwpp_neighbors() returned
- * 0 for connectivity 4 and 6 while standalone builds of the same header returned 4. */
-static inline int cu_neighbors(int conn, int flat, int o[26][3])
-{
-    if (flat && conn == 6) conn = 4;
-    if (flat && (conn == 18 || conn == 26)) conn = 8;
-    if (conn != 4 && conn != 6 && conn != 8 && conn != 18 && conn != 26) return 0;
-    const int zr = (conn == 4 || conn == 8) ? 0 : 1;
-    const int maxm = (conn == 4 || conn == 6) ? 1 : (conn == 18 ? 2 : 3);
-    int n = 0;
-    for (int dz = -zr; dz <= zr; ++dz)
-        for (int dy = -1; dy <= 1; ++dy)
-            for (int dx = -1; dx <= 1; ++dx) {
-                const int m = (dx != 0) + (dy != 0) + (dz != 0);
-                if (m == 0 || m > maxm) continue;
-                o[n][0] = dx;
-                o[n][1] = dy;
-                o[n][2] = dz;
-                ++n;
-            }
-    return n;
-}
-
 static inline geom make_geom(const iwpp_buf *b, int connectivity)
 {
     geom g;
@@ -221,7 +206,7 @@ static inline geom make_geom(const iwpp_buf *b, int connectivity)
     g.h = b->h;
     g.d = b->d;
     int o[26][3];
-    g.n = cu_neighbors(connectivity, b->d == 1, o);
+    g.n = iwpp_neighbors(connectivity, b->d == 1, o);
     for (int i = 0; i < g.n; ++i)
         for (int k = 0; k < 3; ++k) g.off[i][k] = (signed char)o[i][k];
     return g;

@@ -1,6 +1,9 @@
 /*
  * device.cu - CUDA backend: driver and device queries, per-context state, device buffers and
  * host<->device transfers of strided views (large ones through pinned staging buffers).
+ *
+ * Size: about 650 lines because the pinned staging pipeline (ring, chunk plan, copy threads) and
+ * the buffers it fills are one piece of state; splitting it would spread that state over files.
  */
 #include "common.cuh"
 
@@ -287,7 +290,7 @@ extern "C" iwpp_status iwpp_cuda_buf_alloc(iwpp_context *ctx, iwpp_buf *b)
 {
     iwpp_status s = cu_enter(ctx);
     if (s != IWPP_OK) return s;
-    size_t bytes = (size_t)iwpp_buf_count(b) * cu_type_size(b->type);
+    size_t bytes = (size_t)iwpp_buf_count(b) * iwpp_type_size(b->type);
     /* Pad to 16 bytes: 32-bit atomics on U8/U16 words and vector loads never leave the block. */
     size_t padded = (bytes + 15) & ~(size_t)15;
     b->priv = NULL;
@@ -561,7 +564,7 @@ static iwpp_status transfer(iwpp_context *ctx, void *dev, const iwpp_image *im, 
     iwpp_status s = cu_enter(ctx);
     if (s != IWPP_OK) return s;
     cuda_state *st = cu_state(ctx);
-    const size_t es = cu_type_size(im->type);
+    const size_t es = iwpp_type_size(im->type);
     const int64_t w = im->width, h = im->height, d = im->depth;
     const int64_t sy = im->stride_y ? im->stride_y : w;
     const int64_t sz = im->stride_z ? im->stride_z : sy * h;

@@ -103,15 +103,8 @@ __global__ void dan_collect(const unsigned long long *vr, geom g, double hx, dou
                 }
             }
         }
-        const unsigned ball = __ballot_sync(0xffffffffu, act);
-        if (ball) {
-            unsigned long long b = 0;
-            const unsigned lane = threadIdx.x & 31;
-            if (lane == 0) b = atomicAdd(count, (unsigned long long)__popc(ball));
-            b = __shfl_sync(0xffffffffu, b, 0);
-            const unsigned long long pos = b + __popc(ball & ((1u << lane) - 1u));
-            if (act && (long long)pos < cap) out[pos] = (IdxT)p;
-        }
+        const unsigned long long pos = warp_append_slot(act, count);
+        if (act && (long long)pos < cap) out[pos] = (IdxT)p;
     }
 }
 
@@ -142,17 +135,12 @@ static iwpp_status dan_queue(iwpp_context *ctx, unsigned long long *vr, const ge
     cuda_state *st = cu_state(ctx);
     cudaStream_t s = st->stream;
     const int64_t N = g.w * g.h * g.d;
-    int threshold = 0;
-    const size_t smem = mlq_smem_bytes<IdxT>(VARIANT, g.n, &threshold);
     auto kern = mlq_kernel<dan_op<IdxT>, IdxT, VARIANT>;
-    if (smem > 48 * 1024)
-        CU_TRY(ctx, cu_allow_smem(st, kern),
-               "configuring the queue kernel");
-    int occ = 0;
-    CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kern, MLQ_THREADS, smem), "sizing the queue kernel");
-    if (occ < 1) occ = 1;
-    if (occ > 4) occ = 4;
-    const int blocks = st->sms * occ;
+    mlq_shape shape;
+    iwpp_status es = mlq_shape_for<IdxT>(ctx, kern, VARIANT, g.n, &shape);
+    if (es != IWPP_OK) return es;
+    const int blocks = shape.blocks, threshold = shape.threshold;
+    const size_t smem = shape.smem;
     /* work space: wavefront (N items) | block queues | per-block counters */
     const size_t init_bytes = ((size_t)N * sizeof(IdxT) + 255) & ~(size_t)255;
     const size_t gc_bytes = (size_t)blocks * sizeof(unsigned long long);
@@ -197,11 +185,7 @@ template <typename IdxT>
 static iwpp_status dan_variant(iwpp_context *ctx, unsigned long long *vr, const geom &g, const double sp[3],
                                char *work, size_t work_bytes)
 {
-    switch (ctx->queue_variant) {
-    case IWPP_QUEUE_ATOMIC: return dan_queue<IdxT, IWPP_QUEUE_ATOMIC>(ctx, vr, g, sp, work, work_bytes);
-    case IWPP_QUEUE_PREFIXSUM: return dan_queue<IdxT, IWPP_QUEUE_PREFIXSUM>(ctx, vr, g, sp, work, work_bytes);
-    default: return dan_queue<IdxT, IWPP_QUEUE_MULTILEVEL>(ctx, vr, g, sp, work, work_bytes);
-    }
+    return mlq_by_variant(ctx, [&](auto v) { return dan_queue<IdxT, decltype(v)::value>(ctx, vr, g, sp, work, work_bytes); });
 }
 
 iwpp_status iwpp_cuda_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,

@@ -25,6 +25,10 @@
  * lines are processed in batches that bound the scratch.
  *
  * IWPP_EDT_DANIELSSON: edt_danielsson.cu.
+ *
+ * Size: about 1400 lines: every kernel of the exact transform and its launches in one translation
+ * unit (the launches need the kernel templates); host code: plan_exact chooses the paths,
+ * plan_layout the scratch, shape_* the launch shapes, run_* launch.
  */
 #include "mlqueue.cuh"
 
@@ -1113,218 +1117,255 @@ static void launch_outer(cudaStream_t s, const void *in, int64_t len, int64_t co
     edt_pass_a2<T><<<b, 128, 0, s>>>((const T *)in, len, count, nseg, first, last, out);
 }
 
-static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
-                             iwpp_buf *nearest)
+/* Device scratch of one call: the site maps, then one region shared by pass A's summaries, the
+ * one-thread-per-line envelope stacks (for a batch of L lines of at most maxlen) and the long-line
+ * tables (wb_area bytes). */
+struct exact_layout {
+    size_t maps_al, stack_bytes, wb_area;
+    int64_t L, maxlen;
+};
+
+static size_t free_device_bytes()
 {
-    cuda_state *st = cu_state(ctx);
-    cudaStream_t s = st->stream;
-    const int64_t w = bin->w, h = bin->h, d = bin->d, n = w * h * d;
-    cu_plan P;
-    plan_exact(ctx, st, w, h, d, &P);
-    const bool rows_env = P.rows == ROWS_MERGED, rows_fast = P.rows == ROWS_BANDED, rows_wide = P.rows == ROWS_WIDE;
-    const bool cols_env = P.cols == COLS_MERGED, cols_fast = cols_env || P.cols == COLS_BANDED,
-               cols_wide = P.cols == COLS_WIDE;
-    const size_t rb_bytes = rb_smem_bytes(w), env_bytes = em_bytes(w, d > 1), cb_line = P.cb_line;
-    const int cb_tx = P.cb_tx, wb_seg = P.wb_seg;
-    /* site maps: ny (2D) / nz, ny2, nz2 (3D), then the envelope stacks for a batch of lines
-     * (pass B's lines of h in 3D, pass C's lines of w, when one thread takes a line) */
-    /* pass A summaries (2 per segment and line) and the long-line tables share that space */
-    const size_t maps = (size_t)n * sizeof(int32_t) * (d > 1 ? 3 : 1);
-    const size_t maps_al = (maps + 255) & ~(size_t)255;
-    const int64_t lines_c = h * d, lines_b = w * d;
-    int64_t maxlen = 0, maxlines = 0;
-    if (d > 1 && !cols_fast && !cols_wide) {
-        maxlen = h;
-        maxlines = lines_b;
-    }
-    if (!rows_env && !rows_fast && !rows_wide) {
-        if (w > maxlen) maxlen = w;
+    size_t free_bytes = 0, tot = 0;
+    cudaMemGetInfo(&free_bytes, &tot);
+    cudaGetLastError();
+    return free_bytes;
+}
+
+static void plan_layout(const cu_plan &P, int64_t w, int64_t h, int64_t d, exact_layout *X)
+{
+    const int64_t n = w * h * d, lines_c = h * d, lines_b = w * d;
+    const bool rows_wide = P.rows == ROWS_WIDE, cols_wide = P.cols == COLS_WIDE;
+    const bool cols_serial = d > 1 && P.cols != COLS_MERGED && P.cols != COLS_BANDED && !cols_wide;
+    const bool rows_serial = P.rows != ROWS_MERGED && P.rows != ROWS_BANDED && !rows_wide;
+    memset(X, 0, sizeof *X);
+    X->maps_al = ((size_t)n * sizeof(int32_t) * (d > 1 ? 3 : 1) + 255) & ~(size_t)255;
+    int64_t maxlines = 0;
+    if (cols_serial) X->maxlen = h, maxlines = lines_b;
+    if (rows_serial) {
+        if (w > X->maxlen) X->maxlen = w;
         if (lines_c > maxlines) maxlines = lines_c;
     }
-    size_t free_bytes = 0;
-    if (maxlen > 0 || rows_wide || cols_wide) {
-        size_t tot = 0;
-        cudaMemGetInfo(&free_bytes, &tot);
-        cudaGetLastError();
-    }
-    int64_t L = 0;
-    if (maxlen > 0) {
+    const size_t free_bytes = (X->maxlen > 0 || rows_wide || cols_wide) ? free_device_bytes() : 0;
+    const size_t half_free = free_bytes > X->maps_al ? (free_bytes - X->maps_al) / 2 : 0;
+    if (X->maxlen > 0) {
         size_t budget = (size_t)3 << 29; /* 1.5 GiB of stacks at most */
-        if (free_bytes > maps_al && (free_bytes - maps_al) / 2 < budget) budget = (free_bytes - maps_al) / 2;
-        L = (int64_t)(budget / ((size_t)maxlen * 20));
-        if (L > maxlines) L = maxlines;
-        if (L < 1) L = 1;
+        if (half_free && half_free < budget) budget = half_free;
+        X->L = (int64_t)(budget / ((size_t)X->maxlen * 20));
+        if (X->L > maxlines) X->L = maxlines;
+        if (X->L < 1) X->L = 1;
     }
     /* long-line tables: all lines at once if within 1 GiB (and half the free memory), else
      * batches; at least one line of each wide pass */
-    size_t wb_area = 0;
     if (rows_wide || cols_wide) {
         size_t want = 0, least = 0;
-        if (rows_wide) {
-            want = wb_min_area(w) * (size_t)lines_c;
-            least = wb_min_area(w);
-        }
+        if (rows_wide) want = wb_min_area(w) * (size_t)lines_c, least = wb_min_area(w);
         if (cols_wide) {
             if (wb_min_area(h) * (size_t)lines_b > want) want = wb_min_area(h) * (size_t)lines_b;
             if (wb_min_area(h) > least) least = wb_min_area(h);
         }
         size_t budget = (size_t)1 << 30;
-        if (free_bytes > maps_al && (free_bytes - maps_al) / 2 < budget) budget = (free_bytes - maps_al) / 2;
-        wb_area = want < budget ? want : budget;
-        if (wb_area < least) wb_area = least;
+        if (half_free && half_free < budget) budget = half_free;
+        X->wb_area = want < budget ? want : budget;
+        if (X->wb_area < least) X->wb_area = least;
     }
     const int64_t alen = d > 1 ? w * h : w, acount = d > 1 ? d : h;
     const size_t sum_bytes = (size_t)2 * (size_t)alen * (size_t)((acount + SEG_A - 1) / SEG_A) * sizeof(int32_t);
-    size_t stack_bytes = (size_t)L * (size_t)maxlen * 20;
-    if (stack_bytes < sum_bytes) stack_bytes = sum_bytes;
-    if (stack_bytes < wb_area) stack_bytes = wb_area;
-    void *mem = NULL;
-    iwpp_status e = cu_scratch(ctx, maps_al + stack_bytes, &mem);
-    if (e != IWPP_OK) return e;
-    int32_t *m0 = (int32_t *)mem;
-    char *stk = (char *)mem + maps_al;
-    double *zn = (double *)stk;
-    double *zd = zn + (size_t)L * maxlen;
-    int32_t *v = (int32_t *)(zd + (size_t)L * maxlen);
+    X->stack_bytes = (size_t)X->L * (size_t)X->maxlen * 20;
+    if (X->stack_bytes < sum_bytes) X->stack_bytes = sum_bytes;
+    if (X->stack_bytes < X->wb_area) X->stack_bytes = X->wb_area;
+}
 
-    unsigned rb_grid = 1, rb_threads = RB_THREADS;
-    void (*rb_kern)(const int32_t *, const int32_t *, float *, int64_t *, int64_t, int64_t, int64_t, double, double,
-                    double) = edt_rows<RB_THREADS>;
-    if (rows_fast) {
-        /* block size for measurements: tuning key cuda.edt_row_threads = 256 or 512 */
-        const char *ev = iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_ROW_THREADS);
-        if (ev && atoi(ev) == 256) {
-            rb_threads = 256;
-            rb_kern = edt_rows<256>;
-        } else if (ev && atoi(ev) == 512) {
-            rb_threads = 512;
-            rb_kern = edt_rows<512>;
-        }
-        if (rb_bytes > 48 * 1024)
-            CU_TRY(ctx, cu_allow_smem(st, rb_kern),
-                   "configuring the distance transform's row kernel");
-        const unsigned block = rb_threads;
-        if (w < (int64_t)rb_threads) rb_threads = (unsigned)((w + 31) / 32 * 32);
-        int occ = 0;
-        CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, rb_kern, (int)block, rb_bytes),
-               "sizing the distance transform's row kernel");
-        if (occ < 1) occ = 1;
-        rb_grid = cu_blocks(lines_c, 1, st->sms * occ * 4);
-    }
+/* A kernel's launch: grid, block, dynamic shared memory. */
+struct launch_shape {
+    unsigned grid, threads;
+    size_t smem;
+};
 
-    unsigned env_grid = 1, env_threads = RB_THREADS;
-    void (*env_kern)(const int32_t *, const int32_t *, float *, int64_t *, int64_t, int64_t, int64_t, double, double,
-                     double) = d > 1 ? edt_rows_env<true> : edt_rows_env<false>;
-    if (rows_env) {
-        if (env_bytes > 48 * 1024)
-            CU_TRY(ctx, cu_allow_smem(st, env_kern), "configuring the distance transform's row kernel");
-        /* about 4 pixels a thread, 64 to 512 threads (short 3D rows: more blocks per SM);
-         * cuda.edt_row_threads = 64 .. 512 (a power of two) for measurements */
-        env_threads = 64;
-        while (env_threads < RB_THREADS && (int64_t)env_threads * 4 < w) env_threads *= 2;
-        const char *ev = iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_ROW_THREADS);
-        const int want_t = ev ? atoi(ev) : 0;
-        if (want_t >= 64 && want_t <= RB_THREADS && (want_t & (want_t - 1)) == 0) env_threads = (unsigned)want_t;
-        int occ = 0;
-        CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, env_kern, (int)env_threads, env_bytes),
-               "sizing the distance transform's row kernel");
-        if (occ < 1) occ = 1;
-        env_grid = cu_blocks(lines_c, 1, st->sms * occ * 4);
-    }
+/* Grid for @p lines work items of one block each: resident blocks per SM x SMs x 4. */
+template <typename K>
+static iwpp_status shape_blocks(iwpp_context *ctx, K kern, unsigned block, size_t smem, int64_t lines,
+                                const char *what, unsigned *grid)
+{
+    cuda_state *st = cu_state(ctx);
+    if (smem > 48 * 1024) CU_TRY(ctx, cu_allow_smem(st, kern), what);
+    int occ = 0;
+    CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kern, (int)block, smem), what);
+    *grid = cu_blocks(lines, 1, st->sms * (occ < 1 ? 1 : occ) * 4);
+    return IWPP_OK;
+}
 
-    unsigned cb_grid = 1;
-    const size_t cb_bytes = (size_t)cb_tx * cb_line;
-    void (*cb_kern)(const int32_t *, int32_t *, int32_t *, int64_t, int64_t, int64_t, int, int64_t, double, double) =
-        cols_env ? edt_cols_env : edt_cols;
-    if (cols_fast) {
-        if (cb_bytes > 48 * 1024)
-            CU_TRY(ctx, cu_allow_smem(st, cb_kern),
-                   "configuring the distance transform's column kernel");
-        int occ = 0;
-        CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, cb_kern, CB_THREADS, cb_bytes),
-               "sizing the distance transform's column kernel");
-        if (occ < 1) occ = 1;
-        cb_grid = cu_blocks((w + cb_tx - 1) / cb_tx * d, 1, st->sms * occ * 4);
-    }
+typedef void (*row_kernel)(const int32_t *, const int32_t *, float *, int64_t *, int64_t, int64_t, int64_t, double,
+                           double, double);
+typedef void (*col_kernel)(const int32_t *, int32_t *, int32_t *, int64_t, int64_t, int64_t, int, int64_t, double,
+                           double);
 
-    wb_plan wrow, wcol;
-    memset(&wrow, 0, sizeof wrow);
-    memset(&wcol, 0, sizeof wcol);
-    if (cols_wide) {
-        wb_lines &C = wcol.L;
-        C.nz = m0;
-        C.w = w;
-        C.h = h;
-        C.len = h;
-        C.ha = sp[1];
-        C.hy = sp[1];
-        C.hz = sp[2];
-        C.ny2 = m0 + n;
-        C.nz2 = m0 + 2 * n;
-        if ((e = wb_prepare<1>(ctx, wcol, lines_b, wb_seg, stk, wb_area)) != IWPP_OK) return e;
+/* Pass C kernel and its shape for ROWS_MERGED / ROWS_BANDED (tuning key cuda.edt_row_threads). */
+static iwpp_status shape_rows(iwpp_context *ctx, const cu_plan &P, int64_t w, int64_t d, int64_t lines,
+                              row_kernel *kern, launch_shape *sh)
+{
+    const char *ev = iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_ROW_THREADS);
+    const int want_t = ev ? atoi(ev) : 0;
+    if (P.rows == ROWS_MERGED) {
+        /* about 4 pixels a thread, 64 to 512 threads (short 3D rows: more blocks per SM) */
+        *kern = d > 1 ? edt_rows_env<true> : edt_rows_env<false>;
+        sh->smem = em_bytes(w, d > 1);
+        sh->threads = 64;
+        while (sh->threads < RB_THREADS && (int64_t)sh->threads * 4 < w) sh->threads *= 2;
+        if (want_t >= 64 && want_t <= RB_THREADS && (want_t & (want_t - 1)) == 0) sh->threads = (unsigned)want_t;
+        return shape_blocks(ctx, *kern, sh->threads, sh->smem, lines, "sizing the distance transform's row kernel",
+                            &sh->grid);
     }
-    if (rows_wide) {
-        wb_lines &R = wrow.L;
+    *kern = want_t == 256 ? edt_rows<256> : want_t == 512 ? edt_rows<512> : edt_rows<RB_THREADS>;
+    const unsigned block = want_t == 256 || want_t == 512 ? (unsigned)want_t : RB_THREADS;
+    sh->smem = rb_smem_bytes(w);
+    iwpp_status e = shape_blocks(ctx, *kern, block, sh->smem, lines, "sizing the distance transform's row kernel",
+                                 &sh->grid);
+    /* occupancy for the full block; narrow rows launch fewer threads */
+    sh->threads = w < (int64_t)block ? (unsigned)((w + 31) / 32 * 32) : block;
+    return e;
+}
+
+/* Pass B kernel and its shape for COLS_MERGED / COLS_BANDED: tiles of cb_tx columns. */
+static iwpp_status shape_cols(iwpp_context *ctx, const cu_plan &P, int64_t w, int64_t d, col_kernel *kern,
+                              launch_shape *sh)
+{
+    *kern = P.cols == COLS_MERGED ? edt_cols_env : edt_cols;
+    sh->threads = CB_THREADS;
+    sh->smem = (size_t)P.cb_tx * P.cb_line;
+    return shape_blocks(ctx, *kern, CB_THREADS, sh->smem, (w + P.cb_tx - 1) / P.cb_tx * d,
+                        "sizing the distance transform's column kernel", &sh->grid);
+}
+
+/* The long-line passes' tables (wb_prepare) for the columns (3D) and the rows. */
+static iwpp_status prepare_wide(iwpp_context *ctx, const cu_plan &P, const iwpp_buf *bin, const double sp[3],
+                                int32_t *m0, char *stk, const exact_layout &X, iwpp_buf *dist, iwpp_buf *nearest,
+                                wb_plan *wrow, wb_plan *wcol)
+{
+    const int64_t w = bin->w, h = bin->h, d = bin->d, n = w * h * d;
+    memset(wrow, 0, sizeof *wrow);
+    memset(wcol, 0, sizeof *wcol);
+    iwpp_status e;
+    if (P.cols == COLS_WIDE) {
+        wb_lines &C = wcol->L;
+        C.nz = m0, C.ny2 = m0 + n, C.nz2 = m0 + 2 * n;
+        C.w = w, C.h = h, C.len = h;
+        C.ha = sp[1], C.hy = sp[1], C.hz = sp[2];
+        if ((e = wb_prepare<1>(ctx, *wcol, w * d, P.wb_seg, stk, X.wb_area)) != IWPP_OK) return e;
+    }
+    if (P.rows == ROWS_WIDE) {
+        wb_lines &R = wrow->L;
         R.ny = d > 1 ? m0 + n : m0;
         R.nz = d > 1 ? m0 + 2 * n : NULL;
-        R.w = w;
-        R.h = h;
-        R.len = w;
-        R.ha = sp[0];
-        R.hy = sp[1];
-        R.hz = sp[2];
+        R.w = w, R.h = h, R.len = w;
+        R.ha = sp[0], R.hy = sp[1], R.hz = sp[2];
         R.dist = (float *)dist->ptr;
         R.nearest = nearest ? (int64_t *)nearest->ptr : NULL;
-        if ((e = wb_prepare<0>(ctx, wrow, lines_c, wb_seg, stk, wb_area)) != IWPP_OK) return e;
+        if ((e = wb_prepare<0>(ctx, *wrow, h * d, P.wb_seg, stk, X.wb_area)) != IWPP_OK) return e;
     }
+    return IWPP_OK;
+}
 
-    if ((e = cu_timer_start(ctx)) != IWPP_OK) return e;
-    int32_t *sum = (int32_t *)stk;
+/* Pass A along the outer axis, by input type. */
+static void run_pass_a(cudaStream_t s, const iwpp_buf *bin, int32_t *sum, int32_t *m0)
+{
+    const int64_t d = bin->d, alen = d > 1 ? bin->w * bin->h : bin->w, acount = d > 1 ? d : bin->h;
     switch (bin->type) {
     case IWPP_U8: launch_outer<uint8_t>(s, bin->ptr, alen, acount, sum, m0); break;
     case IWPP_U16: launch_outer<uint16_t>(s, bin->ptr, alen, acount, sum, m0); break;
     default: launch_outer<float>(s, bin->ptr, alen, acount, sum, m0); break;
     }
-    const int32_t *ny = m0, *nz = NULL;
-    if (d > 1) {
-        int32_t *ny2 = m0 + n, *nz2 = m0 + 2 * n;
-        if (cols_fast) {
-            cb_kern<<<cb_grid, CB_THREADS, cb_bytes, s>>>(m0, ny2, nz2, w, h, d, cb_tx, (int64_t)cb_line, sp[1],
-                                                           sp[2]);
-        } else if (cols_wide) {
-            wb_launch<1>(s, wcol, st->sms);
-        } else {
-            for (int64_t l0 = 0; l0 < lines_b; l0 += L) {
-                const int64_t nl = lines_b - l0 < L ? lines_b - l0 : L;
-                edt_pass_y3<<<cu_blocks(nl, 128, 1 << 30), 128, 0, s>>>(m0, ny2, nz2, w, h, l0, nl, sp[1], sp[2], v,
-                                                                        zn, zd);
-            }
-        }
-        ny = ny2;
-        nz = nz2;
-    }
-    if (rows_env) {
-        env_kern<<<env_grid, env_threads, env_bytes, s>>>(ny, nz, (float *)dist->ptr,
-                                                         nearest ? (int64_t *)nearest->ptr : NULL, w, h, lines_c,
-                                                         sp[0], sp[1], sp[2]);
-    } else if (rows_fast) {
-        rb_kern<<<rb_grid, rb_threads, rb_bytes, s>>>(ny, nz, (float *)dist->ptr,
-                                                       nearest ? (int64_t *)nearest->ptr : NULL, w, h, lines_c,
-                                                       sp[0], sp[1], sp[2]);
-    } else if (rows_wide) {
-        wb_launch<0>(s, wrow, st->sms);
+}
+
+/* The buffers and shapes one call's passes B and C read. */
+struct exact_run {
+    cudaStream_t s;
+    int sms;
+    int64_t w, h, d;
+    double hx, hy, hz;
+    int32_t *m0;
+    double *zn, *zd;
+    int32_t *v;
+    int64_t L;
+    float *dist;
+    int64_t *nearest;
+    row_kernel rk;
+    col_kernel ck;
+    launch_shape rows, cols;
+    wb_plan wrow, wcol;
+};
+
+/* Pass B (3D) along y: nz -> ny2, nz2. */
+static void run_cols(const cu_plan &P, exact_run &r)
+{
+    const int64_t n = r.w * r.h * r.d, lines_b = r.w * r.d;
+    int32_t *ny2 = r.m0 + n, *nz2 = r.m0 + 2 * n;
+    if (P.cols == COLS_MERGED || P.cols == COLS_BANDED) {
+        r.ck<<<r.cols.grid, r.cols.threads, r.cols.smem, r.s>>>(r.m0, ny2, nz2, r.w, r.h, r.d, P.cb_tx,
+                                                                (int64_t)P.cb_line, r.hy, r.hz);
+    } else if (P.cols == COLS_WIDE) {
+        wb_launch<1>(r.s, r.wcol, r.sms);
     } else {
-        for (int64_t l0 = 0; l0 < lines_c; l0 += L) {
-            const int64_t nl = lines_c - l0 < L ? lines_c - l0 : L;
-            edt_pass_x<<<cu_blocks(nl, 128, 1 << 30), 128, 0, s>>>(ny, nz, (float *)dist->ptr,
-                                                                    nearest ? (int64_t *)nearest->ptr : NULL, w, h, l0,
-                                                                    nl, sp[0], sp[1], sp[2], v, zn, zd);
+        for (int64_t l0 = 0; l0 < lines_b; l0 += r.L) {
+            const int64_t nl = lines_b - l0 < r.L ? lines_b - l0 : r.L;
+            edt_pass_y3<<<cu_blocks(nl, 128, 1 << 30), 128, 0, r.s>>>(r.m0, ny2, nz2, r.w, r.h, l0, nl, r.hy, r.hz,
+                                                                      r.v, r.zn, r.zd);
         }
     }
+}
+
+/* Pass C along x: sites -> distances and nearest indices. */
+static void run_rows(const cu_plan &P, exact_run &r, const int32_t *ny, const int32_t *nz)
+{
+    const int64_t lines_c = r.h * r.d;
+    if (P.rows == ROWS_MERGED || P.rows == ROWS_BANDED) {
+        r.rk<<<r.rows.grid, r.rows.threads, r.rows.smem, r.s>>>(ny, nz, r.dist, r.nearest, r.w, r.h, lines_c, r.hx,
+                                                                r.hy, r.hz);
+    } else if (P.rows == ROWS_WIDE) {
+        wb_launch<0>(r.s, r.wrow, r.sms);
+    } else {
+        for (int64_t l0 = 0; l0 < lines_c; l0 += r.L) {
+            const int64_t nl = lines_c - l0 < r.L ? lines_c - l0 : r.L;
+            edt_pass_x<<<cu_blocks(nl, 128, 1 << 30), 128, 0, r.s>>>(ny, nz, r.dist, r.nearest, r.w, r.h, l0, nl,
+                                                                     r.hx, r.hy, r.hz, r.v, r.zn, r.zd);
+        }
+    }
+}
+
+static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
+                             iwpp_buf *nearest)
+{
+    cuda_state *st = cu_state(ctx);
+    const int64_t w = bin->w, h = bin->h, d = bin->d, n = w * h * d;
+    cu_plan P;
+    plan_exact(ctx, st, w, h, d, &P);
+    exact_layout X;
+    plan_layout(P, w, h, d, &X);
+    void *mem = NULL;
+    iwpp_status e = cu_scratch(ctx, X.maps_al + X.stack_bytes, &mem);
+    if (e != IWPP_OK) return e;
+    exact_run r;
+    memset(&r, 0, sizeof r);
+    r.s = st->stream, r.sms = st->sms, r.w = w, r.h = h, r.d = d, r.hx = sp[0], r.hy = sp[1], r.hz = sp[2];
+    r.m0 = (int32_t *)mem, r.L = X.L;
+    char *stk = (char *)mem + X.maps_al;
+    r.zn = (double *)stk, r.zd = r.zn + (size_t)X.L * X.maxlen, r.v = (int32_t *)(r.zd + (size_t)X.L * X.maxlen);
+    r.dist = (float *)dist->ptr, r.nearest = nearest ? (int64_t *)nearest->ptr : NULL;
+    if ((P.rows == ROWS_MERGED || P.rows == ROWS_BANDED) && (e = shape_rows(ctx, P, w, d, h * d, &r.rk, &r.rows)))
+        return e;
+    if ((P.cols == COLS_MERGED || P.cols == COLS_BANDED) && (e = shape_cols(ctx, P, w, d, &r.ck, &r.cols)))
+        return e;
+    if ((e = prepare_wide(ctx, P, bin, sp, r.m0, stk, X, dist, nearest, &r.wrow, &r.wcol)) != IWPP_OK) return e;
+    if ((e = cu_timer_start(ctx)) != IWPP_OK) return e;
+    run_pass_a(r.s, bin, (int32_t *)stk, r.m0);
+    if (d > 1) run_cols(P, r);
+    run_rows(P, r, d > 1 ? r.m0 + n : r.m0, d > 1 ? r.m0 + 2 * n : NULL);
     if ((e = cu_timer_stop(ctx)) != IWPP_OK) return e;
-    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-exact-separable%s%s",
-             rows_env ? "/merged-rows" : rows_fast ? "/banded-rows" : rows_wide ? "/wide-rows" : "",
-             cols_env ? "/merged-cols" : cols_fast ? "/banded-cols" : cols_wide ? "/wide-cols" : "");
+    static const char *const rows_name[] = {"/merged-rows", "/banded-rows", "/wide-rows", ""};
+    static const char *const cols_name[] = {"", "/merged-cols", "/banded-cols", "/wide-cols", ""};
+    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-exact-separable%s%s", rows_name[P.rows],
+             cols_name[P.cols]);
     ctx->stats.rounds = d > 1 ? 3 : (h > 1 ? 2 : 1);
     return IWPP_OK;
 }

@@ -33,6 +33,8 @@
 
 #include "common.cuh"
 
+#include <type_traits>
+
 #define MLQ_THREADS 256
 #define MLQ_TQN 8
 
@@ -144,13 +146,8 @@ mlq_kernel(Op op, const IdxT *__restrict__ init, long long init_n, IdxT *gq, lon
                     if (has) tq[cnt++ * blockDim.x + threadIdx.x] = q;
                     if (__any_sync(0xffffffffu, cnt == MLQ_TQN)) mlq_warp_flush(s, tq, bq, cnt);
                 } else if (VARIANT == IWPP_QUEUE_PREFIXSUM) {
-                    unsigned ball = __ballot_sync(0xffffffffu, has);
-                    if (ball) {
-                        int b0 = 0;
-                        if (lane_id() == 0) b0 = atomicAdd(&s.bqn, __popc(ball));
-                        b0 = __shfl_sync(0xffffffffu, b0, 0);
-                        if (has) bq[b0 + __popc(ball & ((1u << lane_id()) - 1u))] = q;
-                    }
+                    const int slot = warp_append_slot(has, &s.bqn);
+                    if (has) bq[slot] = q;
                 } else if (has) {
                     unsigned long long pos = atomicAdd(&ctl.gcount[blockIdx.x], 1ull);
                     if ((long long)pos < cap)
@@ -204,6 +201,37 @@ static inline size_t mlq_smem_bytes(int variant, int nbr, int *threshold)
     size_t items = (size_t)(variant == IWPP_QUEUE_MULTILEVEL ? MLQ_TQN * MLQ_THREADS : 0);
     if (variant != IWPP_QUEUE_ATOMIC) items += (size_t)(extra + reserve);
     return items * sizeof(IdxT);
+}
+
+/* The shape of one queue phase for kernel @p kern: shared memory, BQ threshold, and blocks
+ * (resident blocks per SM, clamped to 1..4, times the SMs). */
+struct mlq_shape {
+    size_t smem;
+    int threshold;
+    int blocks;
+};
+template <typename IdxT, typename Kern>
+static iwpp_status mlq_shape_for(iwpp_context *ctx, Kern kern, int variant, int nbr, mlq_shape *out)
+{
+    cuda_state *st = cu_state(ctx);
+    out->smem = mlq_smem_bytes<IdxT>(variant, nbr, &out->threshold);
+    if (out->smem > 48 * 1024) CU_TRY(ctx, cu_allow_smem(st, kern), "configuring the queue kernel");
+    int occ = 0;
+    CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kern, MLQ_THREADS, out->smem),
+           "sizing the queue kernel");
+    out->blocks = st->sms * (occ < 1 ? 1 : occ > 4 ? 4 : occ);
+    return IWPP_OK;
+}
+
+/* Calls f(std::integral_constant<int, V>()) for the context's queue variant V, so that every
+ * queue phase instantiates its kernels the same way (MULTILEVEL unless ATOMIC or PREFIXSUM). */
+template <typename F> static iwpp_status mlq_by_variant(const iwpp_context *ctx, F &&f)
+{
+    switch (ctx->queue_variant) {
+    case IWPP_QUEUE_ATOMIC: return f(std::integral_constant<int, IWPP_QUEUE_ATOMIC>());
+    case IWPP_QUEUE_PREFIXSUM: return f(std::integral_constant<int, IWPP_QUEUE_PREFIXSUM>());
+    default: return f(std::integral_constant<int, IWPP_QUEUE_MULTILEVEL>());
+    }
 }
 
 /* One launch of the queue phase from @p count initial items (init): clears the counters

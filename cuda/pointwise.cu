@@ -176,7 +176,7 @@ extern "C" iwpp_status iwpp_cuda_morph_unit(iwpp_context *ctx, iwpp_buf *dst, co
     if (e != IWPP_OK) return e;
     cuda_state *st = cu_state(ctx);
     const geom g = make_geom(src, connectivity);
-    const size_t es = cu_type_size(src->type);
+    const size_t es = iwpp_type_size(src->type);
     const size_t bytes = (size_t)iwpp_buf_count(src) * es;
     if (iterations <= 0) {
         CU_TRY(ctx, cudaMemcpyAsync(dst->ptr, src->ptr, bytes, cudaMemcpyDeviceToDevice, st->stream), "copying");

@@ -172,15 +172,8 @@ __global__ void collect_kernel(const T *J, const T *__restrict__ I, geom g, IdxT
                 act = O::ahead(jp, jq) && O::ahead(I[q], jq);
             }
         }
-        const unsigned ball = __ballot_sync(0xffffffffu, act);
-        if (ball) {
-            unsigned long long b = 0;
-            const unsigned lane = threadIdx.x & 31;
-            if (lane == 0) b = atomicAdd(count, (unsigned long long)__popc(ball));
-            b = __shfl_sync(0xffffffffu, b, 0);
-            const unsigned long long pos = b + __popc(ball & ((1u << lane) - 1u));
-            if (act && (long long)pos < cap) out[pos] = (IdxT)p;
-        }
+        const unsigned long long pos = warp_append_slot(act, count);
+        if (act && (long long)pos < cap) out[pos] = (IdxT)p;
     }
 }
 
@@ -261,17 +254,12 @@ static iwpp_status queue_phase(iwpp_context *ctx, T *J, const T *I, const geom &
     cuda_state *st = cu_state(ctx);
     cudaStream_t s = st->stream;
     const int64_t N = g.w * g.h * g.d;
-    int threshold = 0;
-    const size_t smem = mlq_smem_bytes<IdxT>(VARIANT, g.n, &threshold);
     auto kern = mlq_kernel<recon_op<T, ERO, IdxT>, IdxT, VARIANT>;
-    if (smem > 48 * 1024)
-        CU_TRY(ctx, cu_allow_smem(st, kern), "configuring the queue kernel");
-    int occ = 0;
-    CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kern, MLQ_THREADS, smem),
-           "sizing the queue kernel");
-    if (occ < 1) occ = 1;
-    if (occ > 4) occ = 4;
-    const int blocks = st->sms * occ;
+    mlq_shape shape;
+    iwpp_status es = mlq_shape_for<IdxT>(ctx, kern, VARIANT, g.n, &shape);
+    if (es != IWPP_OK) return es;
+    const int blocks = shape.blocks, threshold = shape.threshold;
+    const size_t smem = shape.smem;
 
     /* initial wavefront buffer: grows when the collect count exceeds it */
     long long init_cap = N / 16 + 4096;
@@ -358,11 +346,7 @@ static iwpp_status fh_gpu(iwpp_context *ctx, T *J, const T *I, const geom &g)
 {
     iwpp_status e = raster_scans<T, ERO>(ctx, J, I, g, raster_iterations(ctx));
     if (e != IWPP_OK) return e;
-    switch (ctx->queue_variant) {
-    case IWPP_QUEUE_ATOMIC: return queue_phase<T, ERO, IdxT, IWPP_QUEUE_ATOMIC>(ctx, J, I, g);
-    case IWPP_QUEUE_PREFIXSUM: return queue_phase<T, ERO, IdxT, IWPP_QUEUE_PREFIXSUM>(ctx, J, I, g);
-    default: return queue_phase<T, ERO, IdxT, IWPP_QUEUE_MULTILEVEL>(ctx, J, I, g);
-    }
+    return mlq_by_variant(ctx, [&](auto v) { return queue_phase<T, ERO, IdxT, decltype(v)::value>(ctx, J, I, g); });
 }
 
 template <typename T, bool ERO>

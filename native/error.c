@@ -1,15 +1,10 @@
-/* error.c - status names, the per-context error message, clocks and thread counts. */
+/* error.c - status names, the per-context error message and the clock. */
 #define _GNU_SOURCE
 #include "backend.h"
 
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 iwpp_status iwpp_set_error(iwpp_context *ctx, iwpp_status status, const char *fmt, ...)
 {
@@ -47,21 +42,4 @@ double iwpp_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-int iwpp_cpu_threads(const iwpp_context *ctx)
-{
-    int t = ctx ? ctx->threads : 0;
-    if (t > 0) return t;
-    /* The cores this process may run on (taskset, cgroup cpusets), not all the machine's. */
-    long n = 0;
-#ifdef __linux__
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
-#endif
-#ifdef _OPENMP
-    if (n < 1) n = omp_get_num_procs();
-#endif
-    if (n < 1) n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > IWPP_MAX_THREADS ? IWPP_MAX_THREADS : (int)n;
 }

@@ -16,25 +16,19 @@
  */
 static inline int iwpp_neighbors(int conn, int flat, int off[26][3])
 {
-    if (flat) {
-        if (conn == 6) conn = 4;
-        else if (conn == 18 || conn == 26) conn = 8;
-    }
-    /* The most axes a neighbour may differ in, and whether z is involved at all. */
-    int max_axes, zr;
-    switch (conn) {
-    case 4: max_axes = 1; zr = 0; break;
-    case 8: max_axes = 2; zr = 0; break;
-    case 6: max_axes = 1; zr = 1; break;
-    case 18: max_axes = 2; zr = 1; break;
-    case 26: max_axes = 3; zr = 1; break;
-    default: return 0;
-    }
+    if (flat && conn == 6) conn = 4;
+    if (flat && (conn == 18 || conn == 26)) conn = 8;
+    if (conn != 4 && conn != 6 && conn != 8 && conn != 18 && conn != 26) return 0;
+    /* Whether z is involved at all, and the most axes a neighbour may differ in. Written without
+     * a switch: in the library build on the GPU machine (gcc 13.3, -O3) an earlier form with a
+     * switch returned 0 for connectivity 4 and 6 while standalone builds returned 4. */
+    const int zr = (conn == 4 || conn == 8) ? 0 : 1;
+    const int max_axes = (conn == 4 || conn == 6) ? 1 : (conn == 18 ? 2 : 3);
     int n = 0;
     for (int dz = -zr; dz <= zr; ++dz)
         for (int dy = -1; dy <= 1; ++dy)
             for (int dx = -1; dx <= 1; ++dx) {
-                int axes = (dx != 0) + (dy != 0) + (dz != 0);
+                const int axes = (dx != 0) + (dy != 0) + (dz != 0);
                 if (axes == 0 || axes > max_axes) continue;
                 off[n][0] = dx;
                 off[n][1] = dy;

@@ -2,6 +2,9 @@
  * backend.c - the OpenCL backend: run-time loading, device enumeration,
  * contexts, the program cache, buffers and transfers. The operations live in
  * pointwise.c, reconstruct.c and edt.c; the kernels in the .cl files.
+ *
+ * Size: about 830 lines: the run-time loader, device enumeration and the program cache share the
+ * loaded API table and its locks; split further, each part would need that private state.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "ocl.h"
@@ -30,6 +33,8 @@ extern const char iwpp_ocl_src_pointwise[];
 extern const char iwpp_ocl_src_reconstruct[];
 extern const char iwpp_ocl_src_edt_exact[];
 extern const char iwpp_ocl_src_edt_danielsson[];
+extern const char iwpp_ocl_src_label[];
+extern const char iwpp_ocl_src_watershed[];
 
 /* ------------------------------------------------------------------------ */
 /* process-wide device list: every device of every platform, GPUs first      */
@@ -388,6 +393,9 @@ static iwpp_status build_program(iwpp_context *ctx, int prog, iwpp_type type, cl
     if (prog == IWPP_OCL_PROG_MAIN) {
         srcs[ns++] = iwpp_ocl_src_pointwise;
         srcs[ns++] = iwpp_ocl_src_reconstruct;
+    } else if (prog == IWPP_OCL_PROG_LABEL) {
+        srcs[ns++] = iwpp_ocl_src_label;
+        srcs[ns++] = iwpp_ocl_src_watershed;
     } else {
         srcs[ns++] = iwpp_ocl_src_edt_exact;
         srcs[ns++] = iwpp_ocl_src_edt_danielsson;
@@ -425,7 +433,10 @@ static iwpp_status build_program(iwpp_context *ctx, int prog, iwpp_type type, cl
         return iwpp_set_error(ctx, IWPP_EDEVICE,
                               "OpenCL: the compiler of %s rejected the %s kernels (%s, %s); "
                               "please report this with the build log: %s",
-                              s->name, prog == IWPP_OCL_PROG_MAIN ? "main" : "distance transform",
+                              s->name,
+                              prog == IWPP_OCL_PROG_MAIN    ? "main"
+                              : prog == IWPP_OCL_PROG_LABEL ? "labeling"
+                                                            : "distance transform",
                               type_cl(type), iwpp_ocl_errname(err), log);
     }
     if (cached) cl_cache_save(s, p, cache, key);
@@ -805,6 +816,23 @@ static iwpp_status g_minmax(iwpp_context *ctx, const iwpp_buf *a, double *min, d
     return r;
 }
 
+static iwpp_status g_label(iwpp_context *ctx, const iwpp_buf *in, int connectivity,
+                           iwpp_label_mode mode, iwpp_buf *labels, int64_t *count)
+{
+    iwpp_signals_enter();
+    iwpp_status r = iwpp_ocl_label(ctx, in, connectivity, mode, labels, count);
+    iwpp_signals_leave();
+    return r;
+}
+static iwpp_status g_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp_buf *markers,
+                               const iwpp_buf *mask, int connectivity, int lines, iwpp_buf *labels)
+{
+    iwpp_signals_enter();
+    iwpp_status r = iwpp_ocl_watershed(ctx, in, markers, mask, connectivity, lines, labels);
+    iwpp_signals_leave();
+    return r;
+}
+
 const iwpp_backend_ops iwpp_opencl_backend = {
     .kind = IWPP_BACKEND_OPENCL,
     .name = "OpenCL",
@@ -824,4 +852,6 @@ const iwpp_backend_ops iwpp_opencl_backend = {
     .wrap = NULL,
     .minmax = g_minmax,
     .mem_free = ocl_mem_free,
+    .label = g_label,
+    .watershed = g_watershed,
 };

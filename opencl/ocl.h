@@ -10,7 +10,8 @@
 enum {
     IWPP_OCL_PROG_MAIN = 0, /* pointwise, morph_unit, minmax, reconstruction */
     IWPP_OCL_PROG_EDT = 1,  /* distance transforms (needs cl_khr_fp64) */
-    IWPP_OCL_NPROG = 2
+    IWPP_OCL_PROG_LABEL = 2, /* labeling and the watershed (label.cl, watershed.cl) */
+    IWPP_OCL_NPROG = 3
 };
 #define IWPP_OCL_NTYPES 4 /* indexed by iwpp_type (U8, U16, F32; I64 unused) */
 #define IWPP_OCL_MAX_KERNELS 24
@@ -64,17 +65,57 @@ void iwpp_ocl_release(iwpp_ocl *s, cl_mem m);
 /** Work-group size for kernel @p k: a multiple of its preferred multiple, at most @p want. */
 size_t iwpp_ocl_group_size(iwpp_ocl *s, cl_kernel k, size_t want);
 
-/* Set argument i of kernel k from an lvalue; keeps the first error in `err`. */
-#define IWPP_KARG(s, k, i, v)                                                                      \
-    do {                                                                                           \
-        if (err == CL_SUCCESS) err = (s)->api->clSetKernelArg((k), (i), sizeof(v), &(v));          \
-    } while (0)
-#define IWPP_KLOCAL(s, k, i, bytes)                                                                \
-    do {                                                                                           \
-        if (err == CL_SUCCESS) err = (s)->api->clSetKernelArg((k), (i), (bytes), NULL);            \
-    } while (0)
+/* Kernel arguments in signature order: each setter takes the C type of its parameter, so the
+ * size is right by construction, and the position is the running count (no hand-numbered
+ * indices). The first error is kept in a->err. Each kernel has one short function that sets all
+ * of its arguments through these, next to the code that launches it. */
+typedef struct iwpp_kargs {
+    iwpp_ocl *s;
+    cl_kernel k;
+    cl_uint next;
+    cl_int err;
+} iwpp_kargs;
+static inline iwpp_kargs iwpp_kargs_of(iwpp_ocl *s, cl_kernel k)
+{
+    iwpp_kargs a = {s, k, 0, CL_SUCCESS};
+    return a;
+}
+static inline void ka_set(iwpp_kargs *a, size_t bytes, const void *v)
+{
+    if (a->err == CL_SUCCESS) a->err = a->s->api->clSetKernelArg(a->k, a->next, bytes, v);
+    a->next++;
+}
+static inline void ka_mem(iwpp_kargs *a, cl_mem m) { ka_set(a, sizeof m, &m); }
+static inline void ka_int(iwpp_kargs *a, cl_int v) { ka_set(a, sizeof v, &v); }
+static inline void ka_uint(iwpp_kargs *a, cl_uint v) { ka_set(a, sizeof v, &v); }
+static inline void ka_long(iwpp_kargs *a, cl_long v) { ka_set(a, sizeof v, &v); }
+static inline void ka_ulong(iwpp_kargs *a, cl_ulong v) { ka_set(a, sizeof v, &v); }
+static inline void ka_float(iwpp_kargs *a, cl_float v) { ka_set(a, sizeof v, &v); }
+static inline void ka_double(iwpp_kargs *a, cl_double v) { ka_set(a, sizeof v, &v); }
+static inline void ka_int4(iwpp_kargs *a, cl_int4 v) { ka_set(a, sizeof v, &v); }
+/* A __local buffer of @p bytes. */
+static inline void ka_local(iwpp_kargs *a, size_t bytes) { ka_set(a, bytes, NULL); }
+
+/* to_keys / from_keys (pointwise.cl) of @p n pixels: dst, src, inv, n. */
+static inline cl_int iwpp_ocl_keys(iwpp_ocl *s, cl_kernel k, cl_mem dst, cl_mem src, cl_uint inv, cl_uint n)
+{
+    iwpp_kargs a = iwpp_kargs_of(s, k);
+    ka_mem(&a, dst);
+    ka_mem(&a, src);
+    ka_uint(&a, inv);
+    ka_uint(&a, n);
+    return a.err != CL_SUCCESS ? a.err : iwpp_ocl_run1d(s, k, n, 0);
+}
 
 /* Operation files. */
+/** The two distance transforms (edt_exact.c, edt_danielsson.c; entry iwpp_ocl_edt in edt.c). */
+iwpp_status iwpp_ocl_edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
+                               iwpp_buf *nearest);
+iwpp_status iwpp_ocl_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
+                                    iwpp_buf *nearest);
+/** IWPP-MP reconstruction (megapixel.c); @p t0 is the call's start, for stats.compute_ms. */
+iwpp_status iwpp_ocl_megapixel(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask, int connectivity,
+                               iwpp_morph_mode mode, double t0);
 iwpp_status iwpp_ocl_pointwise(iwpp_context *ctx, iwpp_pw_op op, iwpp_buf *dst, const iwpp_buf *a,
                                const iwpp_buf *b, double s);
 iwpp_status iwpp_ocl_morph_unit(iwpp_context *ctx, iwpp_buf *dst, const iwpp_buf *src,
@@ -84,6 +125,11 @@ iwpp_status iwpp_ocl_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp
                                  int connectivity, iwpp_morph_mode mode);
 iwpp_status iwpp_ocl_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_method method,
                          const double spacing[3], iwpp_buf *dist, iwpp_buf *nearest);
+iwpp_status iwpp_ocl_label(iwpp_context *ctx, const iwpp_buf *in, int connectivity,
+                           iwpp_label_mode mode, iwpp_buf *labels, int64_t *count);
+iwpp_status iwpp_ocl_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp_buf *markers,
+                               const iwpp_buf *mask, int connectivity, int lines,
+                               iwpp_buf *labels);
 
 /* Neighbour offsets as int4 {dx, dy, dz, linear delta} in a small read-only buffer. */
 iwpp_status iwpp_ocl_offsets(iwpp_context *ctx, int connectivity, const iwpp_buf *like,

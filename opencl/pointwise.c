@@ -17,11 +17,13 @@ iwpp_status iwpp_ocl_pointwise(iwpp_context *ctx, iwpp_pw_op op, iwpp_buf *dst, 
         if ((rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_MAIN, a->type, "pw_compare", &k))) return rs;
         cl_int greater = op == IWPP_PW_GREATER;
         cl_mem md = (cl_mem)dst->ptr, ma = (cl_mem)a->ptr, mb = (cl_mem)b->ptr;
-        IWPP_KARG(st, k, 0, md);
-        IWPP_KARG(st, k, 1, ma);
-        IWPP_KARG(st, k, 2, mb);
-        IWPP_KARG(st, k, 3, greater);
-        IWPP_KARG(st, k, 4, n);
+        iwpp_kargs ka = iwpp_kargs_of(st, k);
+        ka_mem(&ka, md);
+        ka_mem(&ka, ma);
+        ka_mem(&ka, mb);
+        ka_int(&ka, greater);
+        ka_uint(&ka, n);
+        err = ka.err;
         if (err == CL_SUCCESS) err = iwpp_ocl_run1d(st, k, n, 0);
         if (err != CL_SUCCESS) return iwpp_ocl_fail(ctx, err, "a comparison kernel");
         return IWPP_OK;
@@ -39,27 +41,28 @@ iwpp_status iwpp_ocl_pointwise(iwpp_context *ctx, iwpp_pw_op op, iwpp_buf *dst, 
     cl_mem mb = b ? (cl_mem)b->ptr : ma;
     cl_int opc = (cl_int)op;
     cl_int w = (cl_int)dst->w, h = (cl_int)dst->h, d = (cl_int)dst->d;
-    IWPP_KARG(st, k, 0, md);
-    IWPP_KARG(st, k, 1, ma);
-    IWPP_KARG(st, k, 2, mb);
-    IWPP_KARG(st, k, 3, opc);
-    IWPP_KARG(st, k, 4, si);
-    IWPP_KARG(st, k, 5, sf);
+    iwpp_kargs ka = iwpp_kargs_of(st, k);
+    ka_mem(&ka, md);
+    ka_mem(&ka, ma);
+    ka_mem(&ka, mb);
+    ka_int(&ka, opc);
+    ka_int(&ka, si);
+    ka_float(&ka, sf);
+    /* the typed scalar (pix_t) */
     if (dst->type == IWPP_U8) {
-        double c = s < 0 ? 0 : (s > 255 ? 255 : s);
-        cl_uchar sv = (cl_uchar)c;
-        IWPP_KARG(st, k, 6, sv);
+        const cl_uchar sv = (cl_uchar)(s < 0 ? 0 : (s > 255 ? 255 : s));
+        ka_set(&ka, sizeof sv, &sv);
     } else if (dst->type == IWPP_U16) {
-        double c = s < 0 ? 0 : (s > 65535 ? 65535 : s);
-        cl_ushort sv = (cl_ushort)c;
-        IWPP_KARG(st, k, 6, sv);
+        const cl_ushort sv = (cl_ushort)(s < 0 ? 0 : (s > 65535 ? 65535 : s));
+        ka_set(&ka, sizeof sv, &sv);
     } else {
-        IWPP_KARG(st, k, 6, sf);
+        ka_float(&ka, sf);
     }
-    IWPP_KARG(st, k, 7, n);
-    IWPP_KARG(st, k, 8, w);
-    IWPP_KARG(st, k, 9, h);
-    IWPP_KARG(st, k, 10, d);
+    ka_uint(&ka, n);
+    ka_int(&ka, w);
+    ka_int(&ka, h);
+    ka_int(&ka, d);
+    err = ka.err;
     if (err == CL_SUCCESS) err = iwpp_ocl_run1d(st, k, n, 0);
     if (err != CL_SUCCESS) return iwpp_ocl_fail(ctx, err, "a pointwise kernel");
     return IWPP_OK;
@@ -90,15 +93,17 @@ iwpp_status iwpp_ocl_morph_unit(iwpp_context *ctx, iwpp_buf *dst, const iwpp_buf
     for (int it = 0; it < iterations && err == CL_SUCCESS; ++it) {
         int left = iterations - 1 - it; /* steps after this one */
         cl_mem to = (left % 2 == 0) ? (cl_mem)dst->ptr : tmp;
-        IWPP_KARG(st, k, 0, to);
-        IWPP_KARG(st, k, 1, from);
-        IWPP_KARG(st, k, 2, erode);
-        IWPP_KARG(st, k, 3, w);
-        IWPP_KARG(st, k, 4, h);
-        IWPP_KARG(st, k, 5, d);
-        IWPP_KARG(st, k, 6, offs);
-        IWPP_KARG(st, k, 7, no);
-        IWPP_KARG(st, k, 8, n);
+        iwpp_kargs ka = iwpp_kargs_of(st, k);
+        ka_mem(&ka, to);
+        ka_mem(&ka, from);
+        ka_int(&ka, erode);
+        ka_int(&ka, w);
+        ka_int(&ka, h);
+        ka_int(&ka, d);
+        ka_mem(&ka, offs);
+        ka_int(&ka, no);
+        ka_uint(&ka, n);
+        err = ka.err;
         if (err == CL_SUCCESS) err = iwpp_ocl_run1d(st, k, n, 0);
         from = to;
     }
@@ -138,11 +143,13 @@ iwpp_status iwpp_ocl_minmax(iwpp_context *ctx, const iwpp_buf *a, double *min, d
         return rs;
     cl_int err = CL_SUCCESS;
     cl_mem ma = (cl_mem)a->ptr;
-    IWPP_KARG(st, k, 0, ma);
-    IWPP_KARG(st, k, 1, n);
-    IWPP_KARG(st, k, 2, out);
-    IWPP_KLOCAL(st, k, 3, L * sizeof(cl_uint));
-    IWPP_KLOCAL(st, k, 4, L * sizeof(cl_uint));
+    iwpp_kargs ka = iwpp_kargs_of(st, k);
+    ka_mem(&ka, ma);
+    ka_uint(&ka, n);
+    ka_mem(&ka, out);
+    ka_local(&ka, L * sizeof(cl_uint));
+    ka_local(&ka, L * sizeof(cl_uint));
+    err = ka.err;
     size_t global = G * L;
     if (err == CL_SUCCESS)
         err = st->api->clEnqueueNDRangeKernel(st->queue, k, 1, NULL, &global, &L, 0, NULL, NULL);

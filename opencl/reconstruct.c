@@ -6,9 +6,9 @@
  * multi-level queue (private queues moved into the work-group queue with local
  * atomics: mlq_push), re-run from the partial result whenever a queue
  * overflowed.
- * IWPP_ALGO_MEGAPIXEL (IWPP-MP): 32 x 32 tiles (16 x 16 x 8 in 3D) swept in
- * local memory until stable, a global queue of tiles, atomic write-back that
- * re-queues the neighbour tiles a raised border pixel can raise.
+ * IWPP_ALGO_MEGAPIXEL (IWPP-MP): megapixel.c.
+ * Shape: rec_plan_make chooses every size from the device and the image (and names the path in
+ * stats.variant); short runners launch the key conversions, the scans and the queue phase.
  *
  * AUTO rule: the queue algorithm, always. Measured on an NVIDIA H100 (OpenCL,
  * device-resident, U8, median of 4): tissue 8192^2 8-conn h=40: queue 12.0 ms,
@@ -34,11 +34,27 @@
 #define SCAN_ITERATIONS_FACE 2   /* 4- and 6-connected (face neighbours only) */
 #define SCAN_ITERATIONS_FULLNB 1 /* 8-, 18- and 26-connected */
 
+/* What the plan chose for one call of the queue algorithm. */
+typedef struct rec_plan {
+    size_t L, Ls, G;          /* queue / seed work-group sizes, queue work-groups */
+    cl_uint K;                /* private queue entries per neighbour (multi-level) */
+    cl_int variant;           /* 0 multi-level, 1 atomic, 2 prefix-sum (rec_queue's switch) */
+    const char *vname;
+    size_t tq_words;          /* private queue words in local memory */
+    cl_uint bq_cap;           /* work-group queue entries */
+    cl_uint cap, seed_cap;    /* per-group queue capacity, seed list capacity */
+    int noffs, naxes, scan_its;
+} rec_plan;
+
 typedef struct rec_job {
     iwpp_ocl *s;
-    cl_mem J, mask, offs, scan_offs[6], seeds, gq, counters, gstats, F;
+    cl_mem J, offs, scan_offs[6], seeds, gq, counters, gstats, F;
     int nscan[6];
 } rec_job;
+
+enum { K_TO, K_FROM, K_SSEG, K_CARRY, K_APPLY, K_SEED, K_QUEUE, K_COUNT };
+static const char *const rec_kernel_names[K_COUNT] = {"to_keys",        "from_keys", "rec_scan_seg", "rec_scan_carry",
+                                                      "rec_scan_apply", "rec_seed",  "rec_queue"};
 
 static void job_free(rec_job *j)
 {
@@ -90,187 +106,262 @@ static int use_megapixel(iwpp_context *ctx, const iwpp_buf *marker)
     return 0;
 }
 
-/* ------------------------------------------------------------------------ */
-/* megapixel (IWPP-MP): tiles in local memory, a global queue of tiles      */
-
-static uint32_t next_pow2(uint64_t v)
-{
-    uint64_t p = 1;
-    while (p < v) p <<= 1;
-    return (uint32_t)p;
-}
-
-static iwpp_status mp_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask,
-                                  int connectivity, iwpp_morph_mode mode, double t0)
+/* Queue variant, private queue depth and local memory split. */
+static iwpp_status plan_queue(iwpp_context *ctx, rec_plan *p)
 {
     iwpp_ocl *s = iwpp_ocl_state(ctx);
-    const cl_uint n = (cl_uint)iwpp_buf_count(marker);
-    const iwpp_type type = marker->type;
-    const int flat = marker->d == 1;
-    cl_kernel k_to, k_from, k_init, k_run;
-    iwpp_status rs;
-    if ((rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_MAIN, type, "to_keys", &k_to)) ||
-        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_MAIN, type, "from_keys", &k_from)) ||
-        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_MAIN, type, "mp_init", &k_init)) ||
-        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_MAIN, type, "mp_run", &k_run)))
-        return rs;
-    /* Tile shape: 32 x 32 in 2D, 16 x 16 x 8 in 3D (smaller if local memory is short). */
-    cl_int TX = 32, TY = 32, TZ = 1, zp = 0;
-    if (!flat) {
-        TX = 16;
-        TY = 16;
-        TZ = 8;
-        zp = 1;
+    const int nb = p->noffs > 0 ? p->noffs : 1;
+    p->K = 1, p->variant = 0, p->vname = "ocl-fh/multilevel";
+    if (ctx->queue_variant == IWPP_QUEUE_ATOMIC) {
+        p->variant = 1, p->vname = "ocl-fh/atomic";
+    } else if (ctx->queue_variant == IWPP_QUEUE_PREFIXSUM) {
+        p->variant = 2, p->vname = "ocl-fh/prefixsum";
+    } else {
+        p->K = p->noffs > 0 ? (cl_uint)(TQ_CAP / p->noffs) : 1;
+        if (p->K < 1) p->K = 1;
     }
-    size_t L = flat ? 32 : 64;
-    for (;;) {
-        size_t npad = (size_t)(TX + 2) * (TY + 2) * (TZ + 2 * zp);
-        size_t bytes = npad * 8 + (size_t)TX * TY * TZ + 256;
-        if (bytes <= s->local_mem || (TX <= 4 && TY <= 4 && TZ <= 2)) break;
-        if (TZ > 2) TZ /= 2;
-        else if (TX >= TY) TX /= 2;
-        else TY /= 2;
-    }
-    const size_t npad = (size_t)(TX + 2) * (TY + 2) * (TZ + 2 * zp);
-    const size_t lbytes = npad * 8 + (size_t)TX * TY * TZ;
-    if (lbytes + 256 > s->local_mem)
+    /* Local memory: private queues (L * K * noffs words), the scan (L), the work-group queue
+     * (bq_cap, at most 2048 and at least 256). */
+    const cl_ulong lwords = s->local_mem / sizeof(cl_uint) - 64;
+    p->tq_words = p->L * p->K * (size_t)nb;
+    while (p->K > 1 && p->tq_words + p->L + 256 > lwords) p->tq_words = p->L * --p->K * (size_t)nb;
+    if (p->tq_words + p->L + 256 > lwords)
         return iwpp_set_error(ctx, IWPP_EUNSUPPORTED,
-                              "OpenCL: %s has only %llu bytes of local memory, too little for the "
-                              "megapixel reconstruction; use IWPP_ALGO_QUEUE or the CPU backend",
-                              s->name, (unsigned long long)s->local_mem);
-    L = iwpp_ocl_group_size(s, k_run, L);
-    const cl_int PX = TX + 2, PY = TY + 2;
-    cl_int4 ntl;
-    ntl.s[0] = (cl_int)((marker->w + TX - 1) / TX);
-    ntl.s[1] = (cl_int)((marker->h + TY - 1) / TY);
-    ntl.s[2] = (cl_int)((marker->d + TZ - 1) / TZ);
-    ntl.s[3] = 0;
-    const uint64_t ntiles64 = (uint64_t)ntl.s[0] * ntl.s[1] * ntl.s[2];
-    const cl_uint ntiles = (cl_uint)ntiles64;
-    const cl_uint qcap = next_pow2(ntiles64 * 2 < 64 ? 64 : ntiles64 * 2), qmask = qcap - 1;
+                              "OpenCL: %s has only %llu bytes of local memory; the reconstruction "
+                              "queue needs %llu; use the CPU backend",
+                              s->name, (unsigned long long)s->local_mem,
+                              (unsigned long long)((p->tq_words + p->L + 256 + 64) * 4));
+    p->bq_cap = 2048;
+    if ((cl_ulong)p->bq_cap + p->L + p->tq_words > lwords) p->bq_cap = (cl_uint)(lwords - p->L - p->tq_words);
+    return IWPP_OK;
+}
 
-    /* neighbour tables in local-tile coordinates */
-    int off[26][3];
-    const int no = iwpp_neighbors(connectivity, flat, off);
-    cl_int offs[26 * 4], swoff[6 * 9 * 4], swmeta[6 * 4];
-    for (int i = 0; i < no; ++i) {
-        offs[4 * i + 0] = off[i][0];
-        offs[4 * i + 1] = off[i][1];
-        offs[4 * i + 2] = off[i][2];
-        offs[4 * i + 3] = off[i][0] + PX * (off[i][1] + PY * off[i][2]);
+/* Every size of one call from the device's limits, the image and the context's settings. */
+static iwpp_status rec_plan_make(iwpp_context *ctx, const iwpp_buf *marker, const cl_kernel k[K_COUNT],
+                                 int noffs, rec_plan *p)
+{
+    iwpp_ocl *s = iwpp_ocl_state(ctx);
+    const uint64_t n = (uint64_t)iwpp_buf_count(marker);
+    memset(p, 0, sizeof *p);
+    p->noffs = noffs;
+    p->naxes = marker->d > 1 ? 3 : 2;
+    p->L = iwpp_ocl_group_size(s, k[K_QUEUE], s->is_gpu ? 256 : 64);
+    p->Ls = iwpp_ocl_group_size(s, k[K_SEED], s->is_gpu ? 256 : 64);
+    p->G = (size_t)s->compute_units * (s->is_gpu ? 8 : 2);
+    if (p->G < 1) p->G = 1;
+    if (p->G > 4096) p->G = 4096;
+    iwpp_status rs = plan_queue(ctx, p);
+    if (rs) return rs;
+    /* queue capacity per group (each group has an in and an out half) */
+    uint64_t cap64 = (uint64_t)ctx->queue_capacity;
+    if (ctx->queue_capacity <= 0) {
+        cap64 = (n < (1u << 25) ? n : (1u << 25)) / p->G;
+        if (cap64 < 4096) cap64 = 4096;
     }
-    int nsw = 0, nso = 0;
-    const int naxes = flat ? 2 : 3;
-    for (int di = 0; di < 2; ++di)
-        for (int a = 0; a < naxes; ++a) {
-            int dir = di ? -1 : 1, first = nso;
-            for (int i = 0; i < no; ++i) {
-                if (off[i][a] != -dir) continue;
-                for (int c = 0; c < 4; ++c) swoff[4 * nso + c] = offs[4 * i + c];
-                ++nso;
-            }
-            swmeta[4 * nsw + 0] = a;
-            swmeta[4 * nsw + 1] = dir;
-            swmeta[4 * nsw + 2] = first;
-            swmeta[4 * nsw + 3] = nso - first;
-            ++nsw;
-        }
-    cl_mem J = NULL, slots = NULL, inq = NULL, ctrl = NULL, m_offs = NULL, m_swoff = NULL,
-           m_swmeta = NULL;
+    if (cap64 * p->G * 2 > 0x7fffffffULL) cap64 = 0x7fffffffULL / (p->G * 2);
+    p->cap = (cl_uint)cap64;
+    p->seed_cap = (cl_uint)(cap64 * p->G);
+    /* raster + anti-raster iterations (tuning key ocl.rec_scans, 0..64) */
+    p->scan_its = noffs == 2 * p->naxes ? SCAN_ITERATIONS_FACE : SCAN_ITERATIONS_FULLNB;
+    p->scan_its = (int)iwpp_tune_int(ctx, IWPP_TUNE_OCL_REC_SCANS, p->scan_its, 0, 64);
+    return IWPP_OK;
+}
+
+/* Scan scratch: the segment functions of the widest scan pass. */
+static size_t scan_table_bytes(const iwpp_buf *marker, int naxes)
+{
+    const size_t n = (size_t)iwpp_buf_count(marker);
+    size_t fmax = 0;
+    for (int a = 0; a < naxes; ++a) {
+        size_t len = a == 0 ? (size_t)marker->w : (a == 1 ? (size_t)marker->h : (size_t)marker->d);
+        size_t B = a == 0 ? SCAN_SEG_X : SCAN_SEG;
+        size_t f = n / len * ((len + B - 1) / B);
+        if (f > fmax) fmax = f;
+    }
+    return fmax * 8;
+}
+
+static iwpp_status rec_alloc(iwpp_context *ctx, const rec_plan *p, const iwpp_buf *marker, int connectivity,
+                             rec_job *j)
+{
+    const size_t n = (size_t)iwpp_buf_count(marker);
+    iwpp_status rs;
+    for (int a = 0; a < p->naxes; ++a)
+        for (int di = 0; di < 2; ++di)
+            if ((rs = scan_offsets(ctx, connectivity, marker, a, di ? -1 : 1, &j->scan_offs[2 * a + di],
+                                   &j->nscan[2 * a + di])))
+                return rs;
+    if ((rs = iwpp_ocl_alloc(ctx, n * 4, "the reconstruction working image", &j->J)) ||
+        (rs = iwpp_ocl_alloc(ctx, (size_t)p->seed_cap * 4, "the seed queue", &j->seeds)) ||
+        (rs = iwpp_ocl_alloc(ctx, (size_t)p->cap * 2 * p->G * 4, "the per-group queues", &j->gq)) ||
+        (rs = iwpp_ocl_alloc(ctx, (2 + p->G) * 4, "the queue counters", &j->counters)) ||
+        (rs = iwpp_ocl_alloc(ctx, 2 * p->G * 4, "the queue statistics", &j->gstats)) ||
+        (rs = iwpp_ocl_alloc(ctx, scan_table_bytes(marker, p->naxes), "the scan segment table", &j->F)))
+        return rs;
+    return IWPP_OK;
+}
+
+/* One scan pass's geometry: along @p axis in direction @p dir. */
+typedef struct scan_pass {
+    cl_int axis, dir, no, len, B, segmajor;
+    cl_uint nlines, nseg;
+    cl_mem offs;
+} scan_pass;
+
+static cl_int scan_args(iwpp_ocl *s, cl_kernel k, const rec_job *j, const iwpp_buf *m, cl_mem mask, cl_uint inv,
+                        const scan_pass *q)
+{
+    iwpp_kargs a = iwpp_kargs_of(s, k);
+    ka_mem(&a, j->J);
+    ka_mem(&a, mask);
+    ka_uint(&a, inv);
+    ka_int(&a, (cl_int)m->w);
+    ka_int(&a, (cl_int)m->h);
+    ka_int(&a, (cl_int)m->d);
+    ka_int(&a, q->axis);
+    ka_int(&a, q->dir);
+    ka_mem(&a, q->offs);
+    ka_int(&a, q->no);
+    ka_uint(&a, q->nlines);
+    ka_int(&a, q->len);
+    ka_int(&a, q->B);
+    ka_uint(&a, q->nseg);
+    ka_int(&a, q->segmajor);
+    ka_mem(&a, j->F);
+    return a.err;
+}
+
+/* One pass: segment functions, carries along the segments, apply (reconstruct.cl). */
+static cl_int run_scan_pass(iwpp_ocl *s, const cl_kernel k[K_COUNT], const rec_job *j, const iwpp_buf *m,
+                            cl_mem mask, cl_uint inv, int a, int di)
+{
+    const size_t w = (size_t)m->w, h = (size_t)m->h, d = (size_t)m->d;
+    scan_pass q;
+    q.axis = a, q.dir = di ? -1 : 1, q.no = j->nscan[2 * a + di], q.offs = j->scan_offs[2 * a + di];
+    q.nlines = (cl_uint)(a == 0 ? h * d : (a == 1 ? w * d : w * h));
+    q.len = (cl_int)(a == 0 ? w : (a == 1 ? h : d));
+    q.B = a == 0 ? SCAN_SEG_X : SCAN_SEG;
+    q.nseg = (cl_uint)((q.len + q.B - 1) / q.B);
+    q.segmajor = a == 0;
+    const size_t items = (size_t)q.nlines * q.nseg, lg = s->is_gpu ? 128 : 0;
+    cl_int err = scan_args(s, k[K_SSEG], j, m, mask, inv, &q);
+    if (err == CL_SUCCESS) err = scan_args(s, k[K_APPLY], j, m, mask, inv, &q);
+    iwpp_kargs c = iwpp_kargs_of(s, k[K_CARRY]);
+    ka_uint(&c, q.nlines);
+    ka_uint(&c, q.nseg);
+    ka_mem(&c, j->F);
+    if (err == CL_SUCCESS) err = c.err;
+    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k[K_SSEG], items, lg);
+    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k[K_CARRY], q.nlines, lg);
+    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k[K_APPLY], items, lg);
+    return err;
+}
+
+/* Raster then anti-raster scans, one pass per axis, scan_its times. */
+static cl_int run_scans(iwpp_ocl *s, const rec_plan *p, const cl_kernel k[K_COUNT], const rec_job *j,
+                        const iwpp_buf *m, cl_mem mask, cl_uint inv)
+{
     cl_int err = CL_SUCCESS;
-    m_offs = s->api->clCreateBuffer(s->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                    sizeof offs, offs, &err);
+    for (int it = 0; it < p->scan_its && err == CL_SUCCESS; ++it)
+        for (int di = 0; di < 2 && err == CL_SUCCESS; ++di)
+            for (int a = 0; a < p->naxes && err == CL_SUCCESS; ++a) err = run_scan_pass(s, k, j, m, mask, inv, a, di);
+    return err;
+}
+
+static cl_int seed_args(iwpp_ocl *s, cl_kernel k, const rec_plan *p, const rec_job *j, const iwpp_buf *m,
+                        cl_mem mask, cl_uint inv)
+{
+    iwpp_kargs a = iwpp_kargs_of(s, k);
+    ka_mem(&a, j->J);
+    ka_mem(&a, mask);
+    ka_uint(&a, inv);
+    ka_int(&a, (cl_int)m->w);
+    ka_int(&a, (cl_int)m->h);
+    ka_int(&a, (cl_int)m->d);
+    ka_mem(&a, j->offs);
+    ka_int(&a, p->noffs);
+    ka_uint(&a, (cl_uint)iwpp_buf_count(m));
+    ka_mem(&a, j->seeds);
+    ka_uint(&a, p->seed_cap);
+    ka_mem(&a, j->counters);
+    ka_local(&a, (p->Ls + 1) * sizeof(cl_uint));
+    return a.err;
+}
+
+static cl_int queue_args(iwpp_ocl *s, cl_kernel k, const rec_plan *p, const rec_job *j, const iwpp_buf *m,
+                         cl_mem mask, cl_uint inv, cl_uint nseeds)
+{
+    iwpp_kargs a = iwpp_kargs_of(s, k);
+    ka_mem(&a, j->J);
+    ka_mem(&a, mask);
+    ka_uint(&a, inv);
+    ka_int(&a, (cl_int)m->w);
+    ka_int(&a, (cl_int)m->h);
+    ka_int(&a, (cl_int)m->d);
+    ka_mem(&a, j->offs);
+    ka_int(&a, p->noffs);
+    ka_mem(&a, j->seeds);
+    ka_uint(&a, nseeds);
+    ka_mem(&a, j->gq);
+    ka_uint(&a, p->cap);
+    ka_mem(&a, j->counters);
+    ka_mem(&a, j->gstats);
+    ka_local(&a, p->bq_cap * sizeof(cl_uint));
+    ka_uint(&a, p->bq_cap);
+    ka_local(&a, (p->L + 1) * sizeof(cl_uint));
+    ka_local(&a, p->tq_words * sizeof(cl_uint));
+    ka_uint(&a, p->K);
+    ka_int(&a, p->variant);
+    return a.err;
+}
+
+/* One round of the queue phase: seeds, then the queue kernel; host[0..1] = seed count and
+ * overflow flag, host[2..] = per-group visited and rounds. *nseeds = 0 when nothing moves. */
+static cl_int queue_round(iwpp_ocl *s, const rec_plan *p, const cl_kernel k[K_COUNT], const rec_job *j,
+                          const iwpp_buf *m, cl_mem mask, cl_uint inv, cl_uint *host, cl_uint *nseeds)
+{
+    const cl_uint zero = 0;
+    const cl_uint n = (cl_uint)iwpp_buf_count(m);
+    cl_int err = s->api->clEnqueueFillBuffer(s->queue, j->counters, &zero, sizeof zero, 0, (2 + p->G) * 4, 0, NULL, NULL);
+    if (err == CL_SUCCESS) err = seed_args(s, k[K_SEED], p, j, m, mask, inv);
+    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k[K_SEED], n, p->Ls);
     if (err == CL_SUCCESS)
-        m_swoff = s->api->clCreateBuffer(s->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                         sizeof swoff, swoff, &err);
+        err = s->api->clEnqueueReadBuffer(s->queue, j->counters, CL_TRUE, 0, 2 * sizeof(cl_uint), host, 0, NULL, NULL);
+    *nseeds = err == CL_SUCCESS ? (host[0] < p->seed_cap ? host[0] : p->seed_cap) : 0;
+    if (*nseeds == 0) return err;
+    size_t global = p->G * p->L, L = p->L;
+    err = queue_args(s, k[K_QUEUE], p, j, m, mask, inv, *nseeds);
+    if (err == CL_SUCCESS) err = s->api->clEnqueueNDRangeKernel(s->queue, k[K_QUEUE], 1, NULL, &global, &L, 0, NULL, NULL);
     if (err == CL_SUCCESS)
-        m_swmeta = s->api->clCreateBuffer(s->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                          sizeof swmeta, swmeta, &err);
-    if (err != CL_SUCCESS) {
-        rs = iwpp_ocl_fail(ctx, err, "creating the megapixel neighbour tables");
-        goto done;
+        err = s->api->clEnqueueReadBuffer(s->queue, j->counters, CL_TRUE, 0, 2 * sizeof(cl_uint), host, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = s->api->clEnqueueReadBuffer(s->queue, j->gstats, CL_TRUE, 0, 2 * p->G * sizeof(cl_uint), host + 2, 0,
+                                          NULL, NULL);
+    return err;
+}
+
+/* The queue phase, re-run from the partial result after an overflow; adds to the stats. */
+static iwpp_status run_queue(iwpp_context *ctx, const rec_plan *p, const cl_kernel k[K_COUNT], const rec_job *j,
+                             const iwpp_buf *m, cl_mem mask, cl_uint inv)
+{
+    iwpp_ocl *s = iwpp_ocl_state(ctx);
+    cl_uint *host = malloc((2 + 2 * p->G) * sizeof(cl_uint));
+    if (!host) return iwpp_set_error(ctx, IWPP_ENOMEM, "OpenCL reconstruction: out of host memory");
+    cl_int err = CL_SUCCESS;
+    for (;;) {
+        cl_uint nseeds = 0;
+        if ((err = queue_round(s, p, k, j, m, mask, inv, host, &nseeds)) != CL_SUCCESS || nseeds == 0) break;
+        int64_t rmax = 0;
+        for (size_t g = 0; g < p->G; ++g) {
+            ctx->stats.pixels_visited += host[2 + 2 * g];
+            if ((int64_t)host[3 + 2 * g] > rmax) rmax = host[3 + 2 * g];
+        }
+        ctx->stats.rounds += rmax;
+        if (!host[1]) break;
+        ctx->stats.overflow_reruns++;
     }
-    if ((rs = iwpp_ocl_alloc(ctx, (size_t)n * 4, "the reconstruction working image", &J)) ||
-        (rs = iwpp_ocl_alloc(ctx, (size_t)qcap * 4, "the tile queue", &slots)) ||
-        (rs = iwpp_ocl_alloc(ctx, (size_t)ntiles * 4, "the tile flags", &inq)) ||
-        (rs = iwpp_ocl_alloc(ctx, 8 * 4, "the tile queue counters", &ctrl)))
-        goto done;
-    const cl_uint inv = mode == IWPP_BY_EROSION ? 0xffffffffu : 0u;
-    const cl_int w = (cl_int)marker->w, h = (cl_int)marker->h, d = (cl_int)marker->d;
-    cl_mem mk = (cl_mem)marker->ptr, ms = (cl_mem)mask->ptr;
-    cl_uint c0[8] = {0, ntiles, ntiles, 0, 0, 0, 0, 0};
-    err = s->api->clEnqueueWriteBuffer(s->queue, ctrl, CL_FALSE, 0, sizeof c0, c0, 0, NULL, NULL);
-    IWPP_KARG(s, k_to, 0, J);
-    IWPP_KARG(s, k_to, 1, mk);
-    IWPP_KARG(s, k_to, 2, inv);
-    IWPP_KARG(s, k_to, 3, n);
-    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_to, n, 0);
-    IWPP_KARG(s, k_init, 0, slots);
-    IWPP_KARG(s, k_init, 1, inq);
-    IWPP_KARG(s, k_init, 2, ntiles);
-    IWPP_KARG(s, k_init, 3, qcap);
-    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_init, qcap, 0);
-    cl_int4 dims;
-    dims.s[0] = TX;
-    dims.s[1] = TY;
-    dims.s[2] = TZ;
-    dims.s[3] = 0;
-    const cl_int c_nsw = nsw, c_no = no;
-    IWPP_KARG(s, k_run, 0, J);
-    IWPP_KARG(s, k_run, 1, ms);
-    IWPP_KARG(s, k_run, 2, inv);
-    IWPP_KARG(s, k_run, 3, w);
-    IWPP_KARG(s, k_run, 4, h);
-    IWPP_KARG(s, k_run, 5, d);
-    IWPP_KARG(s, k_run, 6, dims);
-    IWPP_KARG(s, k_run, 7, zp);
-    IWPP_KARG(s, k_run, 8, ntl);
-    IWPP_KARG(s, k_run, 9, m_swmeta);
-    IWPP_KARG(s, k_run, 10, c_nsw);
-    IWPP_KARG(s, k_run, 11, m_swoff);
-    IWPP_KARG(s, k_run, 12, m_offs);
-    IWPP_KARG(s, k_run, 13, c_no);
-    IWPP_KARG(s, k_run, 14, slots);
-    IWPP_KARG(s, k_run, 15, qmask);
-    IWPP_KARG(s, k_run, 16, inq);
-    IWPP_KARG(s, k_run, 17, ctrl);
-    IWPP_KLOCAL(s, k_run, 18, npad * 4);
-    IWPP_KLOCAL(s, k_run, 19, npad * 4);
-    IWPP_KLOCAL(s, k_run, 20, (size_t)TX * TY * TZ);
-    /* Persistent work-groups: enough to fill the device, never more than the tiles. */
-    size_t G = (size_t)s->compute_units * (s->is_gpu ? 16 : 1);
-    if (G > ntiles) G = ntiles;
-    if (G < 1) G = 1;
-    size_t global = G * L;
-    if (err == CL_SUCCESS)
-        err = s->api->clEnqueueNDRangeKernel(s->queue, k_run, 1, NULL, &global, &L, 0, NULL, NULL);
-    IWPP_KARG(s, k_from, 0, mk);
-    IWPP_KARG(s, k_from, 1, J);
-    IWPP_KARG(s, k_from, 2, inv);
-    IWPP_KARG(s, k_from, 3, n);
-    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_from, n, 0);
-    if (err == CL_SUCCESS)
-        err = s->api->clEnqueueReadBuffer(s->queue, ctrl, CL_TRUE, 0, sizeof c0, c0, 0, NULL, NULL);
-    if (err != CL_SUCCESS) {
-        rs = iwpp_ocl_fail(ctx, err, "the megapixel reconstruction kernels");
-        goto done;
-    }
-    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-megapixel/%dx%dx%d", (int)TX,
-             (int)TY, (int)TZ);
-    ctx->stats.pixels_visited = (int64_t)c0[3] * TX * TY * TZ;
-    ctx->stats.rounds = c0[4];
-    ctx->stats.overflow_reruns = 0;
-    ctx->stats.compute_ms = iwpp_now_ms() - t0;
-    rs = IWPP_OK;
-done:
-    iwpp_ocl_release(s, J);
-    iwpp_ocl_release(s, slots);
-    iwpp_ocl_release(s, inq);
-    iwpp_ocl_release(s, ctrl);
-    iwpp_ocl_release(s, m_offs);
-    iwpp_ocl_release(s, m_swoff);
-    iwpp_ocl_release(s, m_swmeta);
-    return rs;
+    free(host);
+    return err == CL_SUCCESS ? IWPP_OK : iwpp_ocl_fail(ctx, err, "the reconstruction queue phase");
 }
 
 static iwpp_status ocl_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask, int connectivity,
@@ -288,10 +379,26 @@ iwpp_status iwpp_ocl_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp
     return st;
 }
 
+/* FH_GPU: keys, scans, queue phase, values. */
+static iwpp_status fh_run(iwpp_context *ctx, const rec_plan *p, const cl_kernel k[K_COUNT], const rec_job *j,
+                          iwpp_buf *marker, const iwpp_buf *mask, cl_uint inv)
+{
+    iwpp_ocl *s = iwpp_ocl_state(ctx);
+    const cl_uint n = (cl_uint)iwpp_buf_count(marker);
+    cl_mem mk = (cl_mem)marker->ptr, ms = (cl_mem)mask->ptr;
+    cl_int err = iwpp_ocl_keys(s, k[K_TO], j->J, mk, inv, n);
+    if (err == CL_SUCCESS) err = run_scans(s, p, k, j, marker, ms, inv);
+    if (err != CL_SUCCESS) return iwpp_ocl_fail(ctx, err, "the reconstruction scans");
+    iwpp_status rs = run_queue(ctx, p, k, j, marker, ms, inv);
+    if (rs) return rs;
+    err = iwpp_ocl_keys(s, k[K_FROM], mk, j->J, inv, n);
+    if (err == CL_SUCCESS) err = s->api->clFinish(s->queue);
+    return err == CL_SUCCESS ? IWPP_OK : iwpp_ocl_fail(ctx, err, "converting the reconstruction result");
+}
+
 static iwpp_status ocl_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask, int connectivity,
                                    iwpp_morph_mode mode)
 {
-    iwpp_ocl *s = iwpp_ocl_state(ctx);
     const int64_t n64 = iwpp_buf_count(marker);
     if (n64 > 0x7fffffffLL)
         return iwpp_set_error(ctx, IWPP_EUNSUPPORTED,
@@ -299,255 +406,23 @@ static iwpp_status ocl_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iw
                               "the image has %lld; use the CPU backend (tiled) for larger images",
                               (long long)n64);
     const double t0 = iwpp_now_ms();
-    if (use_megapixel(ctx, marker)) return mp_reconstruct(ctx, marker, mask, connectivity, mode, t0);
-    const cl_uint n = (cl_uint)n64;
-    const iwpp_type type = marker->type;
-    cl_kernel k_to, k_from, k_sseg, k_carry, k_apply, k_seed, k_queue;
+    if (use_megapixel(ctx, marker)) return iwpp_ocl_megapixel(ctx, marker, mask, connectivity, mode, t0);
+    cl_kernel k[K_COUNT];
     iwpp_status rs;
-    if ((rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_MAIN, type, "to_keys", &k_to)) ||
-        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_MAIN, type, "from_keys", &k_from)) ||
-        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_MAIN, type, "rec_scan_seg", &k_sseg)) ||
-        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_MAIN, type, "rec_scan_carry", &k_carry)) ||
-        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_MAIN, type, "rec_scan_apply", &k_apply)) ||
-        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_MAIN, type, "rec_seed", &k_seed)) ||
-        (rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_MAIN, type, "rec_queue", &k_queue)))
-        return rs;
-
+    for (int i = 0; i < K_COUNT; ++i)
+        if ((rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_MAIN, marker->type, rec_kernel_names[i], &k[i]))) return rs;
     rec_job j;
     memset(&j, 0, sizeof j);
-    j.s = s;
-    const int naxes = marker->d > 1 ? 3 : 2;
+    j.s = iwpp_ocl_state(ctx);
     int noffs = 0;
-    if ((rs = iwpp_ocl_offsets(ctx, connectivity, marker, &j.offs, &noffs))) goto done;
-    for (int a = 0; a < naxes; ++a)
-        for (int di = 0; di < 2; ++di)
-            if ((rs = scan_offsets(ctx, connectivity, marker, a, di ? -1 : 1, &j.scan_offs[2 * a + di],
-                                   &j.nscan[2 * a + di])))
-                goto done;
-
-    /* Launch geometry from the device. */
-    size_t L = iwpp_ocl_group_size(s, k_queue, s->is_gpu ? 256 : 64);
-    size_t Ls = iwpp_ocl_group_size(s, k_seed, s->is_gpu ? 256 : 64);
-    size_t G = (size_t)s->compute_units * (s->is_gpu ? 8 : 2);
-    if (G < 1) G = 1;
-    if (G > 4096) G = 4096;
-    cl_uint K = 1;
-    cl_int variant = 0;
-    const char *vname = "ocl-fh/multilevel";
-    if (ctx->queue_variant == IWPP_QUEUE_ATOMIC) {
-        variant = 1;
-        vname = "ocl-fh/atomic";
-    } else if (ctx->queue_variant == IWPP_QUEUE_PREFIXSUM) {
-        variant = 2;
-        vname = "ocl-fh/prefixsum";
-    } else {
-        K = noffs > 0 ? (cl_uint)(TQ_CAP / noffs) : 1;
-        if (K < 1) K = 1;
-    }
-    /* Local memory: private queues (L * K * noffs words), the scan (L), the
-     * work-group queue (bq_cap, at most 2048 and at least 256). */
-    const cl_ulong lwords = s->local_mem / sizeof(cl_uint) - 64;
-    size_t tq_words = L * K * (size_t)(noffs > 0 ? noffs : 1);
-    while (K > 1 && tq_words + L + 256 > lwords) {
-        --K;
-        tq_words = L * K * (size_t)(noffs > 0 ? noffs : 1);
-    }
-    if (tq_words + L + 256 > lwords) {
-        rs = iwpp_set_error(ctx, IWPP_EUNSUPPORTED,
-                            "OpenCL: %s has only %llu bytes of local memory; the reconstruction "
-                            "queue needs %llu; use the CPU backend",
-                            s->name, (unsigned long long)s->local_mem,
-                            (unsigned long long)((tq_words + L + 256 + 64) * 4));
-        goto done;
-    }
-    cl_uint bq_cap = 2048;
-    if ((cl_ulong)bq_cap + L + tq_words > lwords) bq_cap = (cl_uint)(lwords - L - tq_words);
-    /* Queue capacity per group (each group has an in and an out half). */
-    uint64_t cap64;
-    if (ctx->queue_capacity > 0) {
-        cap64 = (uint64_t)ctx->queue_capacity;
-    } else {
-        uint64_t total = (uint64_t)n < (1u << 25) ? (uint64_t)n : (1u << 25);
-        cap64 = total / G;
-        if (cap64 < 4096) cap64 = 4096;
-    }
-    if (cap64 * G * 2 > 0x7fffffffULL) cap64 = 0x7fffffffULL / (G * 2);
-    const cl_uint cap = (cl_uint)cap64;
-    const cl_uint seed_cap = (cl_uint)(cap64 * G);
-
-    if ((rs = iwpp_ocl_alloc(ctx, (size_t)n * 4, "the reconstruction working image", &j.J)) ||
-        (rs = iwpp_ocl_alloc(ctx, (size_t)seed_cap * 4, "the seed queue", &j.seeds)) ||
-        (rs = iwpp_ocl_alloc(ctx, (size_t)cap * 2 * G * 4, "the per-group queues", &j.gq)) ||
-        (rs = iwpp_ocl_alloc(ctx, (2 + G) * 4, "the queue counters", &j.counters)) ||
-        (rs = iwpp_ocl_alloc(ctx, 2 * G * 4, "the queue statistics", &j.gstats)))
-        goto done;
-    {
-        /* segment functions of the widest scan pass */
-        size_t fmax = 0;
-        for (int a = 0; a < naxes; ++a) {
-            size_t len = a == 0 ? (size_t)marker->w : (a == 1 ? (size_t)marker->h : (size_t)marker->d);
-            size_t B = a == 0 ? SCAN_SEG_X : SCAN_SEG;
-            size_t f = (size_t)n / len * ((len + B - 1) / B);
-            if (f > fmax) fmax = f;
-        }
-        if ((rs = iwpp_ocl_alloc(ctx, fmax * 8, "the scan segment table", &j.F))) goto done;
-    }
-
-    cl_int err = CL_SUCCESS;
-    const cl_uint inv = mode == IWPP_BY_EROSION ? 0xffffffffu : 0u;
-    const cl_int w = (cl_int)marker->w, h = (cl_int)marker->h, d = (cl_int)marker->d;
-    cl_mem mk = (cl_mem)marker->ptr, ms = (cl_mem)mask->ptr;
-
-    /* keys */
-    IWPP_KARG(s, k_to, 0, j.J);
-    IWPP_KARG(s, k_to, 1, mk);
-    IWPP_KARG(s, k_to, 2, inv);
-    IWPP_KARG(s, k_to, 3, n);
-    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_to, n, 0);
-
-    /* raster then anti-raster scans, one pass per axis, each a parallel scan
-     * (segment functions, carries along the segments, apply; reconstruct.cl); SCAN_ITERATIONS_*
-     * forward + backward iterations (tuning key ocl.rec_scans, 0..64) */
-    int scan_its = noffs == 2 * naxes ? SCAN_ITERATIONS_FACE : SCAN_ITERATIONS_FULLNB;
-    scan_its = (int)iwpp_tune_int(ctx, IWPP_TUNE_OCL_REC_SCANS, scan_its, 0, 64);
-    for (int it = 0; it < scan_its && err == CL_SUCCESS; ++it) {
-        for (int di = 0; di < 2 && err == CL_SUCCESS; ++di)
-            for (int a = 0; a < naxes && err == CL_SUCCESS; ++a) {
-                cl_int axis = a, dir = di ? -1 : 1, no = j.nscan[2 * a + di];
-                cl_uint nlines = (cl_uint)(a == 0 ? (size_t)h * d : (a == 1 ? (size_t)w * d : (size_t)w * h));
-                cl_int len = a == 0 ? w : (a == 1 ? h : d);
-                cl_int B = a == 0 ? SCAN_SEG_X : SCAN_SEG;
-                cl_uint nseg = (cl_uint)((len + B - 1) / B);
-                cl_int segmajor = a == 0;
-                size_t items = (size_t)nlines * nseg;
-                for (int kk = 0; kk < 2; ++kk) {
-                    cl_kernel k = kk ? k_apply : k_sseg;
-                    IWPP_KARG(s, k, 0, j.J);
-                    IWPP_KARG(s, k, 1, ms);
-                    IWPP_KARG(s, k, 2, inv);
-                    IWPP_KARG(s, k, 3, w);
-                    IWPP_KARG(s, k, 4, h);
-                    IWPP_KARG(s, k, 5, d);
-                    IWPP_KARG(s, k, 6, axis);
-                    IWPP_KARG(s, k, 7, dir);
-                    IWPP_KARG(s, k, 8, j.scan_offs[2 * a + di]);
-                    IWPP_KARG(s, k, 9, no);
-                    IWPP_KARG(s, k, 10, nlines);
-                    IWPP_KARG(s, k, 11, len);
-                    IWPP_KARG(s, k, 12, B);
-                    IWPP_KARG(s, k, 13, nseg);
-                    IWPP_KARG(s, k, 14, segmajor);
-                    IWPP_KARG(s, k, 15, j.F);
-                }
-                IWPP_KARG(s, k_carry, 0, nlines);
-                IWPP_KARG(s, k_carry, 1, nseg);
-                IWPP_KARG(s, k_carry, 2, j.F);
-                size_t lg = s->is_gpu ? 128 : 0;
-                if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_sseg, items, lg);
-                if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_carry, nlines, lg);
-                if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_apply, items, lg);
-            }
-    }
-    if (err != CL_SUCCESS) {
-        rs = iwpp_ocl_fail(ctx, err, "the reconstruction scans");
-        goto done;
-    }
-
-    /* queue phase, re-run from the partial result after an overflow */
-    int64_t visited = 0, rounds = 0, reruns = 0;
-    cl_uint *host = malloc((2 + 2 * G) * sizeof(cl_uint));
-    if (!host) {
-        rs = iwpp_set_error(ctx, IWPP_ENOMEM, "OpenCL reconstruction: out of host memory");
-        goto done;
-    }
-    const cl_int no = noffs;
-    for (;;) {
-        const cl_uint zero = 0;
-        err = s->api->clEnqueueFillBuffer(s->queue, j.counters, &zero, sizeof zero, 0, (2 + G) * 4, 0,
-                                          NULL, NULL);
-        IWPP_KARG(s, k_seed, 0, j.J);
-        IWPP_KARG(s, k_seed, 1, ms);
-        IWPP_KARG(s, k_seed, 2, inv);
-        IWPP_KARG(s, k_seed, 3, w);
-        IWPP_KARG(s, k_seed, 4, h);
-        IWPP_KARG(s, k_seed, 5, d);
-        IWPP_KARG(s, k_seed, 6, j.offs);
-        IWPP_KARG(s, k_seed, 7, no);
-        IWPP_KARG(s, k_seed, 8, n);
-        IWPP_KARG(s, k_seed, 9, j.seeds);
-        IWPP_KARG(s, k_seed, 10, seed_cap);
-        IWPP_KARG(s, k_seed, 11, j.counters);
-        IWPP_KLOCAL(s, k_seed, 12, (Ls + 1) * sizeof(cl_uint));
-        if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_seed, n, Ls);
-        if (err == CL_SUCCESS)
-            err = s->api->clEnqueueReadBuffer(s->queue, j.counters, CL_TRUE, 0, 2 * sizeof(cl_uint),
-                                              host, 0, NULL, NULL);
-        if (err != CL_SUCCESS) break;
-        cl_uint nseeds = host[0] < seed_cap ? host[0] : seed_cap;
-        if (nseeds == 0) break;
-        IWPP_KARG(s, k_queue, 0, j.J);
-        IWPP_KARG(s, k_queue, 1, ms);
-        IWPP_KARG(s, k_queue, 2, inv);
-        IWPP_KARG(s, k_queue, 3, w);
-        IWPP_KARG(s, k_queue, 4, h);
-        IWPP_KARG(s, k_queue, 5, d);
-        IWPP_KARG(s, k_queue, 6, j.offs);
-        IWPP_KARG(s, k_queue, 7, no);
-        IWPP_KARG(s, k_queue, 8, j.seeds);
-        IWPP_KARG(s, k_queue, 9, nseeds);
-        IWPP_KARG(s, k_queue, 10, j.gq);
-        IWPP_KARG(s, k_queue, 11, cap);
-        IWPP_KARG(s, k_queue, 12, j.counters);
-        IWPP_KARG(s, k_queue, 13, j.gstats);
-        IWPP_KLOCAL(s, k_queue, 14, bq_cap * sizeof(cl_uint));
-        IWPP_KARG(s, k_queue, 15, bq_cap);
-        IWPP_KLOCAL(s, k_queue, 16, (L + 1) * sizeof(cl_uint));
-        IWPP_KLOCAL(s, k_queue, 17, tq_words * sizeof(cl_uint));
-        IWPP_KARG(s, k_queue, 18, K);
-        IWPP_KARG(s, k_queue, 19, variant);
-        size_t global = G * L;
-        if (err == CL_SUCCESS)
-            err = s->api->clEnqueueNDRangeKernel(s->queue, k_queue, 1, NULL, &global, &L, 0, NULL,
-                                                 NULL);
-        if (err == CL_SUCCESS)
-            err = s->api->clEnqueueReadBuffer(s->queue, j.counters, CL_TRUE, 0, 2 * sizeof(cl_uint),
-                                              host, 0, NULL, NULL);
-        if (err == CL_SUCCESS)
-            err = s->api->clEnqueueReadBuffer(s->queue, j.gstats, CL_TRUE, 0, 2 * G * sizeof(cl_uint),
-                                              host + 2, 0, NULL, NULL);
-        if (err != CL_SUCCESS) break;
-        int64_t rmax = 0;
-        for (size_t g = 0; g < G; ++g) {
-            visited += host[2 + 2 * g];
-            if ((int64_t)host[3 + 2 * g] > rmax) rmax = host[3 + 2 * g];
-        }
-        rounds += rmax;
-        if (!host[1]) break;
-        ++reruns;
-    }
-    free(host);
-    if (err != CL_SUCCESS) {
-        rs = iwpp_ocl_fail(ctx, err, "the reconstruction queue phase");
-        goto done;
-    }
-
-    IWPP_KARG(s, k_from, 0, mk);
-    IWPP_KARG(s, k_from, 1, j.J);
-    IWPP_KARG(s, k_from, 2, inv);
-    IWPP_KARG(s, k_from, 3, n);
-    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_from, n, 0);
-    if (err == CL_SUCCESS) err = s->api->clFinish(s->queue);
-    if (err != CL_SUCCESS) {
-        rs = iwpp_ocl_fail(ctx, err, "converting the reconstruction result");
-        goto done;
-    }
-    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "%s", vname);
-    ctx->stats.pixels_visited = visited;
-    ctx->stats.rounds = rounds;
-    ctx->stats.overflow_reruns = reruns;
-    ctx->stats.compute_ms = iwpp_now_ms() - t0;
-    rs = IWPP_OK;
-done:
+    rec_plan p;
+    ctx->stats.pixels_visited = ctx->stats.rounds = ctx->stats.overflow_reruns = 0; /* run_queue adds */
+    if (!(rs = iwpp_ocl_offsets(ctx, connectivity, marker, &j.offs, &noffs)) &&
+        !(rs = rec_plan_make(ctx, marker, k, noffs, &p)) && !(rs = rec_alloc(ctx, &p, marker, connectivity, &j)))
+        rs = fh_run(ctx, &p, k, &j, marker, mask, mode == IWPP_BY_EROSION ? 0xffffffffu : 0u);
     job_free(&j);
-    return rs;
+    if (rs) return rs;
+    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "%s", p.vname);
+    ctx->stats.compute_ms = iwpp_now_ms() - t0;
+    return IWPP_OK;
 }

@@ -14,6 +14,7 @@
  */
 #define LB_HOST 1
 #include "watershed_tile.cuh"
+#include "neighborhood.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,28 +33,17 @@ extern "C" {
 static std::mt19937_64 g_rng(17);
 static int g_fails, g_runs;
 
-/* the neighbourhood of native/neighborhood.h (cuda/common.cuh's cu_neighbors) */
+/* the geometry make_geom (cuda/common.cuh) gives: the neighbourhood of native/neighborhood.h */
 static geom make_geom_host(odims d, int conn)
 {
     geom g;
     g.w = d.w;
     g.h = d.h;
     g.d = d.d;
-    if (d.d == 1 && conn == 6) conn = 4;
-    if (d.d == 1 && (conn == 18 || conn == 26)) conn = 8;
-    const int zr = (conn == 4 || conn == 8) ? 0 : 1;
-    const int maxm = (conn == 4 || conn == 6) ? 1 : (conn == 18 ? 2 : 3);
-    g.n = 0;
-    for (int dz = -zr; dz <= zr; ++dz)
-        for (int dy = -1; dy <= 1; ++dy)
-            for (int dx = -1; dx <= 1; ++dx) {
-                const int m = (dx != 0) + (dy != 0) + (dz != 0);
-                if (m == 0 || m > maxm) continue;
-                g.off[g.n][0] = (signed char)dx;
-                g.off[g.n][1] = (signed char)dy;
-                g.off[g.n][2] = (signed char)dz;
-                ++g.n;
-            }
+    int o[26][3];
+    g.n = iwpp_neighbors(conn, d.d == 1, o);
+    for (int i = 0; i < g.n; ++i)
+        for (int k = 0; k < 3; ++k) g.off[i][k] = (signed char)o[i][k];
     return g;
 }
 

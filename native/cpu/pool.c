@@ -4,11 +4,15 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 typedef struct par_start {
     iwpp_par_fn fn;
@@ -130,6 +134,23 @@ static int others_runnable(int usable)
     (void)usable; /* no /proc/loadavg: count nobody */
     return -1;
 #endif
+}
+
+int iwpp_cpu_threads(const iwpp_context *ctx)
+{
+    int t = ctx ? ctx->threads : 0;
+    if (t > 0) return t;
+    /* The cores this process may run on (taskset, cgroup cpusets), not all the machine's. */
+    long n = 0;
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
+#endif
+#ifdef _OPENMP
+    if (n < 1) n = omp_get_num_procs();
+#endif
+    if (n < 1) n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > IWPP_MAX_THREADS ? IWPP_MAX_THREADS : (int)n;
 }
 
 int iwpp_cpu_threads_for(const iwpp_context *ctx, int64_t work, int64_t per_thread)

@@ -1,10 +1,11 @@
 /*
- * timing.c - quick device timings of the CUDA backend (not a test, not the benchmark):
- *   iwpp_cuda_timing [size]       (default 8192)
+ * cuda_checks.c - checks and quick timings of the CUDA backend on the GPU machine (a runner of
+ * its own, not a CMocka test: bench/final_device.sh runs it under compute-sanitizer):
+ *   iwpp_cuda_checks [size]       (default 8192)
  * Reconstruction by dilation of a smooth "tissue" U8 image (value noise, blobs of ~256 and
  * ~64 pixels) with marker = mask - 40, 8-connected, for each queue variant and the megapixel
  * algorithm; a random image for the AUTO rule; the exact and Danielsson EDT of a thresholded
- * copy. `iwpp_cuda_timing edt [n...]`: the exact EDT checks (edt_checks) and the EDT timings only
+ * copy. `iwpp_cuda_checks edt [n...]`: the exact EDT checks (edt_checks) and the EDT timings only
  * (`edt0`: the timings only).
  * Every GPU result is compared with the CPU backend's. Times are stats.compute_ms (GPU
  * time, transfers excluded) and stats.total_ms.
@@ -416,7 +417,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (argc > 1 && (strcmp(argv[1], "edt") == 0 || strcmp(argv[1], "edt0") == 0)) {
-        /* iwpp_cuda_timing edt [size...]: EDT checks and timings; edt0: the timings only */
+        /* iwpp_cuda_checks edt [size...]: EDT checks and timings; edt0: the timings only */
         int bad = argv[1][3] == '0' ? 0 : edt_checks(g, c, 240);
         for (int a = 2; a < argc; ++a) edt_timing(g, c, atoll(argv[a]));
         iwpp_context_destroy(g);
