@@ -23,6 +23,10 @@
  */
 #include "watershed_tile.cuh"
 
+extern "C" {
+#include "dispatch.h" /* iwpp_progress_report */
+}
+
 #include <stdio.h>
 
 #define WS_THREADS 256
@@ -166,6 +170,8 @@ static iwpp_status run_rounds(iwpp_context *ctx, unsigned long long *K, const T 
         iwpp_status e = cu_sync(ctx, "running the watershed rounds");
         if (e != IWPP_OK) return e;
         if (*(volatile unsigned int *)st->hctr == 0) break;
+        /* between batches: a listener may stop a long flood (flat plateaus take many rounds) */
+        if ((e = iwpp_progress_report(ctx, 0.9 - 0.4 * 64.0 / (64.0 + (double)rounds))) != IWPP_OK) return e;
         if (rounds >= WS_MAX_ROUNDS)
             return iwpp_set_error(ctx, IWPP_EINTERNAL, "internal: the CUDA watershed did not settle in %lld rounds",
                                   rounds);
@@ -222,7 +228,8 @@ static iwpp_status ws_typed(iwpp_context *ctx, const iwpp_buf *in, const iwpp_bu
     iwpp_status e = levels<T, LabT>(ctx, in, markers, mask, connectivity, &lv);
     if (e != IWPP_OK) return e;
     const geom g = make_geom(in, connectivity);
-    e = flood<T, LabT>(ctx, in, markers, mask, g, (const T *)lv.ptr, lines, labels);
+    if ((e = iwpp_progress_report(ctx, 0.5)) == IWPP_OK)
+        e = flood<T, LabT>(ctx, in, markers, mask, g, (const T *)lv.ptr, lines, labels);
     iwpp_cuda_buf_free(ctx, &lv);
     return e;
 }
