@@ -761,6 +761,79 @@ static void test_distance_watershed(void **state)
     assert_int_equal(fails, 0);
 }
 
+/* ------------------------------------------------------------------ progress and cancel */
+
+typedef struct prog {
+    int calls, cancel_at, decreased;
+    double last;
+} prog;
+
+static int on_progress(void *user, double f)
+{
+    prog *p = user;
+    if (f < p->last) p->decreased = 1;
+    p->last = f;
+    return ++p->calls == p->cancel_at;
+}
+
+/* Fractions never decrease within a call; a cancel at any report leaves the output untouched
+ * (the CPU writes straight into the caller's view, so it must write only at the very end). */
+static void test_progress_and_cancel(void **state)
+{
+    (void)state;
+    need_ws();
+    need_label();
+    int fails = 0;
+    odims d = {41, 37, 1};
+    const int64_t n = odims_count(d);
+    trng r;
+    trng_seed(&r, 1300);
+    double *bin = vol_alloc(d);
+    gen_discs(&r, d, 12, 1.0, bin);
+    uint8_t *b8 = malloc((size_t)n);
+    float *rel = malloc((size_t)n * sizeof *rel);
+    uint32_t *mk = calloc((size_t)n, sizeof *mk), *out = malloc((size_t)n * sizeof *out);
+    for (int64_t i = 0; i < n; ++i) b8[i] = bin[i] != 0, rel[i] = (float)trng_below(&r, 9);
+    mk[n / 3] = 4, mk[2 * n / 3] = 9;
+    iwpp_image B = iwpp_image_2d(b8, IWPP_U8, d.w, d.h), R = iwpp_image_2d(rel, IWPP_F32, d.w, d.h),
+               M = iwpp_image_2d(mk, IWPP_U32, d.w, d.h), O = iwpp_image_2d(out, IWPP_U32, d.w, d.h);
+    for (int i = 0; i < g_ncfg; ++i) {
+        iwpp_context *ctx = g_cfg[i].ctx;
+        for (int op = 0; op < 3; ++op) {
+            prog p = {0, 0, 0, -1.0};
+            iwpp_context_set_progress(ctx, on_progress, &p);
+            int64_t count;
+            iwpp_status st = op == 0 ? iwpp_watershed(ctx, &R, &M, &B, 8, 1, &O)
+                           : op == 1 ? iwpp_distance_watershed(ctx, &B, NULL, 0.5, 8, 0, &O)
+                                     : iwpp_label(ctx, &B, 8, IWPP_LABEL_BINARY, &O, &count);
+            const int total = p.calls;
+            if (st != IWPP_OK || p.decreased || p.last != 1.0) {
+                print_error("FAIL: progress of op %d [%s]: %s, decreased=%d, last=%g\n", op, g_cfg[i].name,
+                            iwpp_status_name(st), p.decreased, p.last);
+                ++fails;
+            }
+            for (int k = 1; k < total; ++k) { /* the final 1 cannot cancel */
+                memset(out, 0xA5, (size_t)n * sizeof *out);
+                prog c = {0, k, 0, -1.0};
+                iwpp_context_set_progress(ctx, on_progress, &c);
+                st = op == 0 ? iwpp_watershed(ctx, &R, &M, &B, 8, 1, &O)
+                   : op == 1 ? iwpp_distance_watershed(ctx, &B, NULL, 0.5, 8, 0, &O)
+                             : iwpp_label(ctx, &B, 8, IWPP_LABEL_BINARY, &O, &count);
+                int touched = 0;
+                for (int64_t j = 0; j < n; ++j) touched |= out[j] != 0xA5A5A5A5u;
+                if (st != IWPP_ECANCELED || touched) {
+                    print_error("FAIL: cancel of op %d at report %d of %d [%s]: %s, output %s\n", op, k, total,
+                                g_cfg[i].name, iwpp_status_name(st), touched ? "written" : "untouched");
+                    ++fails;
+                }
+            }
+        }
+        iwpp_context_set_progress(ctx, NULL, NULL);
+    }
+    free(bin), free(b8), free(rel), free(mk), free(out);
+    assert_int_equal(fails, 0);
+}
+
 /* Whether @p ctx has the label / watershed ops (a 1x1 call; IWPP_EUNSUPPORTED = not). */
 static void probe_ops(iwpp_context *ctx)
 {
@@ -786,6 +859,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ws_plateaus),    cmocka_unit_test(test_ws_long_paths),
         cmocka_unit_test(test_ws_views_and_types), cmocka_unit_test(test_label_passes),
         cmocka_unit_test(test_extended_and_impose), cmocka_unit_test(test_distance_watershed),
+        cmocka_unit_test(test_progress_and_cancel),
     };
     int failed = HARNESS_RUN("labels", tests);
     harness_fini();

@@ -29,23 +29,31 @@ static inline IDX LFN(uf_find)(IDX *par, IDX i)
 static void LFN(uf_band)(const lab_job *J, int64_t lo, int64_t hi, IDX *par)
 {
     const int64_t w = J->w, h = J->h;
-    for (int64_t i = lo; i < hi; ++i) {
+    for (int64_t i = lo, xr = 0, y = (lo / w) % h, z = lo / (w * h); i < hi; ++i) {
+        if (xr == w) { /* next row: coordinates without divisions */
+            xr = 0;
+            if (++y == h) y = 0, ++z;
+        }
+        const int64_t x = xr++;
         const uint32_t k = lab_key(J->in, J->type, i);
         if (!k) {
             par[i] = L_NONE;
             continue;
         }
         par[i] = (IDX)i;
-        const int64_t x = i % w, y = (i / w) % h, z = i / (w * h);
+        IDX ri = (IDX)i; /* the root of i's set, kept across its neighbours */
+        const int inner = x > 0 && x < w - 1 && y > 0 && y < h - 1 && (J->d == 1 || z > 0);
         for (int n = 0; n < J->nprev; ++n) {
-            const int64_t qx = x + J->off[n][0], qy = y + J->off[n][1], qz = z + J->off[n][2];
-            if (qx < 0 || qx >= w || qy < 0 || qy >= h || qz < 0) continue;
+            if (!inner) {
+                const int64_t qx = x + J->off[n][0], qy = y + J->off[n][1], qz = z + J->off[n][2];
+                if (qx < 0 || qx >= w || qy < 0 || qy >= h || qz < 0) continue;
+            }
             const int64_t q = i + J->delta[n];
             if (q < lo || par[q] == L_NONE) continue;
             if (J->equal && lab_key(J->in, J->type, q) != k) continue;
-            IDX a = LFN(uf_find)(par, (IDX)i), b = LFN(uf_find)(par, (IDX)q);
-            if (a < b) par[b] = a;
-            else if (b < a) par[a] = b;
+            const IDX rq = LFN(uf_find)(par, (IDX)q);
+            if (rq < ri) par[ri] = rq, ri = rq;
+            else if (ri < rq) par[rq] = ri;
         }
     }
 }

@@ -282,6 +282,41 @@ public class GuiPathTest {
         assertTrue(text, text.contains("run(\"Fill Holes (IWPP)\", \"connectivity=4 backend=cpu\");"));
     }
 
+    /** The options of the last recorded run("cmd", "options") line of @p cmd. */
+    static String recordedOptions(String cmd) {
+        String text = recorded(), head = "run(\"" + cmd + "\", \"";
+        int at = text.lastIndexOf(head);
+        assertTrue(cmd + " was not recorded: " + text, at >= 0);
+        int end = text.indexOf("\");", at);
+        return text.substring(at + head.length(), end);
+    }
+
+    @Test
+    public void labelDialogsRecordKeysThatReplayTheSameResult() throws Exception {
+        ImagePlus seeds = image("seeds", 1);
+        seeds.getProcessor().set(0);
+        seeds.getProcessor().set(3, 3, 1);
+        seeds.getProcessor().set(8, 8, 2);
+        ImagePlus relief = image("relief", 1); // active: the input; the marker defaults to the other image
+        startRecorder();
+        clickThrough(relief, "Marker-controlled Watershed (IWPP)", null);
+        String opts = recordedOptions("Marker-controlled Watershed (IWPP)");
+        assertEquals("input=relief marker=seeds mask=None connectivity=8 output=auto", opts);
+        ImagePlus clicked = WindowManager.getImage("relief-watershed");
+        assertNotNull(clicked);
+        assertEquals(null, run(relief, "Marker-controlled Watershed (IWPP)", opts));
+        ImagePlus replayed = WindowManager.getImage("relief-watershed-1");
+        assertNotNull(replayed);
+        assertTrue("the recorded keys give the same labels",
+                java.util.Arrays.equals((short[]) clicked.getProcessor().getPixels(),
+                        (short[]) replayed.getProcessor().getPixels()));
+        assertEquals("both seeds flood", 2.0, clicked.getProcessor().getStatistics().max, 0);
+
+        clickThrough(relief, "Connected Components Labeling (IWPP)", null);
+        assertEquals("mode=binary connectivity=8 output=auto", recordedOptions("Connected Components Labeling (IWPP)"));
+        assertNotNull(WindowManager.getImage("relief-labels"));
+    }
+
     @Test
     public void markerDefaultsToTheActiveImageAndMaskToTheOther() {
         image("cells", 1);

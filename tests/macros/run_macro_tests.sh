@@ -15,6 +15,8 @@
 #                  reach the line after the failing command ("NOT-ABORTED");
 #   no Java exception trace and no JVM crash (hs_err) in any run.
 #
+# With a 4th argument "labels", only labels.ijm and the label commands' refusals
+# run (headless; ctest imagej_macros_labels).
 # With a 4th argument "gui" (ctest runs it under xvfb-run) the JVM has a display:
 # every command then reads its options through ImageJ's GenericDialog, as in
 # the Fiji/ImageJ GUI. That run checks every bad choice on that path and runs
@@ -106,7 +108,33 @@ bad_choices() {
 	fi
 }
 
+# labels.ijm and the label commands' refusals (also its own ctest: "labels" mode)
+label_tests() {
+	run_one "$here/labels.ijm"
+	if ! grep -q '^IWPP-LABELS-MACRO: PASS' "$work/labels.log" || grep -q '^FAIL:' "$work/labels.log"; then
+		echo "FAILED: labels.ijm ($mode)"; fail=1
+	fi
+	bad_choice float_marker 'newImage("relief", "8-bit black", 8, 8, 1); newImage("fm", "32-bit black", 8, 8, 1); setPixel(2, 3, 1.5); run("Marker-controlled Watershed (IWPP)", "input=relief marker=fm mask=None connectivity=8 output=auto");' \
+		'Marker-controlled Watershed (IWPP) error: The marker "fm" has the value 1.5 at x=2, y=3; labels must be whole numbers'
+	bad_choice label_output 'selectImage("img"); run("Connected Components Labeling (IWPP)", "mode=binary connectivity=8 output=64-bit");' \
+		'"64-bit" is not a valid choice for output=; use auto, 16-bit or 32-bit.'
+	bad_choice label_overflow 'newImage("checker", "8-bit black", 512, 512, 1); for (y = 0; y < 512; y++) for (x = (y % 2); x < 512; x += 2) setPixel(x, y, 255); run("Connected Components Labeling (IWPP)", "mode=binary connectivity=4 output=16-bit");' \
+		'131072 labels do not fit in a 16-bit label image (at most 65535); choose output=32-bit or output=auto.'
+	bad_choice size_range 'newImage("lab16", "16-bit black", 8, 8, 1); run("Label Size Filtering (IWPP)", "min=10 max=5");' \
+		'Label Size Filtering (IWPP) error: The maximum (5) is below the minimum (10); use max=0 for no upper limit.'
+	bad_choice dtws_dynamic 'selectImage("img"); run("Distance Transform Watershed (IWPP)", "dynamic=-1 connectivity=8 output=auto");' \
+		'Distance Transform Watershed (IWPP) error: The dynamic must be a finite number of 0 or more'
+}
+
+if [ "$mode" = labels ]; then
+	label_tests
+	if [ $fail -ne 0 ]; then echo "IWPP label macro tests: FAILED"; exit 1; fi
+	echo "IWPP label macro tests: all passed"
+	exit 0
+fi
+
 if [ "$mode" = gui ]; then
+	label_tests
 	bad_choices
 	run_one "$here/builtins.ijm"
 	if ! grep -q '^IWPP-BUILTINS: PASS' "$work/builtins.log"; then echo "FAILED: builtins.ijm"; fail=1; fi

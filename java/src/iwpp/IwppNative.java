@@ -4,7 +4,8 @@
  * One class of static native methods over primitive arrays, plus the code that
  * finds and loads the native library. Images are given as one array per slice,
  * as ImageJ stores them: byte[][] (8-bit, U8), short[][] (16-bit, U16, read as
- * unsigned) or float[][] (32-bit, F32). A 2D image is an array of one slice;
+ * unsigned) or float[][] (32-bit, F32); label images may also be int[][]
+ * (32-bit labels, U32, read as unsigned). A 2D image is an array of one slice;
  * the number of slices is the depth of a 3D image.
  *
  * Every operation takes (backend, device, threads) first: they select the
@@ -61,6 +62,10 @@ public final class IwppNative {
     public static final int BY_DILATION = 0, BY_EROSION = 1;
     /* iwpp_edt_method */
     public static final int EDT_EXACT = 0, EDT_DANIELSSON = 1;
+    /* iwpp_label_mode: what joins two neighbouring nonzero pixels in label() */
+    public static final int LABEL_BINARY = 0, LABEL_EQUAL = 1;
+    /** Largest label a 16-bit (short[]) label image holds. */
+    public static final int MAX_LABEL_U16 = 65535;
     /* indices into lastStats() */
     public static final int STAT_BACKEND = 0, STAT_TOTAL_MS = 1, STAT_COMPUTE_MS = 2,
             STAT_PIXELS_VISITED = 3, STAT_ROUNDS = 4, STAT_OVERFLOW_RERUNS = 5, STAT_GLUE_MS = 6,
@@ -251,6 +256,80 @@ public final class IwppNative {
             long memoryLimit, String workers, Progress progress, Object[] in, int width, int height,
             int radius, int connectivity, Object[] out);
 
+
+    /* ------------------------------------------------ labels and watershed */
+    /*
+     * Label images are short[] (16-bit) or int[] (32-bit) slices, read as
+     * unsigned: 0 = no label, 1..N = objects. A result whose largest label does
+     * not fit in 16 bits is an IllegalArgumentException (nothing written).
+     */
+
+    /**
+     * Connected-component labeling of the nonzero pixels of @p in (byte[], short[]
+     * or float[] slices) into @p labels (short[] or int[] slices, the sizes of @p in),
+     * joined as @p mode says (LABEL_BINARY: any two nonzero neighbours;
+     * LABEL_EQUAL: nonzero neighbours of equal value), numbered in raster order of
+     * each component's first pixel (iwpp_label). Returns the number of components.
+     */
+    public static native long label(int backend, int device, int threads, long memoryLimit, String workers,
+            Progress progress, Object[] in, int width, int height, int connectivity, int mode, Object[] labels);
+
+    /**
+     * Marker-controlled watershed of the relief @p in (byte[], short[] or float[])
+     * from @p markers (byte[], short[] or int[] label slices; 0 = no marker) inside
+     * @p mask (any gray slices, nonzero = inside; null = the whole image) into
+     * @p labels (short[] or int[]); with @p lines, watershed lines of 0 separate the
+     * regions (iwpp_watershed: its header defines the unique result).
+     */
+    public static native void watershed(int backend, int device, int threads, long memoryLimit, String workers,
+            Progress progress, Object[] in, Object[] markers, Object[] mask, int width, int height,
+            int connectivity, boolean lines, Object[] labels);
+
+    /**
+     * Distance-transform watershed of @p binary (nonzero = object): exact EDT with
+     * the voxel spacing, extended maxima of the distance with @p dynamic (in the
+     * units of the spacing) as markers, then the watershed of the negated distance
+     * inside the objects, into @p labels (short[] or int[]; iwpp_distance_watershed).
+     */
+    public static native void distanceWatershed(int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] binary, int width, int height, double spacingX,
+            double spacingY, double spacingZ, double dynamic, int connectivity, boolean lines, Object[] labels);
+
+    /** Extended maxima (regional maxima of the h-maxima, h = @p dynamic) into @p out (byte slices, 255). */
+    public static native void extendedMaxima(int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] in, int width, int height, double dynamic,
+            int connectivity, byte[][] out);
+
+    /** Extended minima (regional minima of the h-minima, h = @p dynamic) into @p out (byte slices, 255). */
+    public static native void extendedMinima(int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] in, int width, int height, double dynamic,
+            int connectivity, byte[][] out);
+
+    /**
+     * Impose minima (MATLAB imimposemin): the only regional minima of the result
+     * are where @p markers (any gray slices) is nonzero. @p out has the type and
+     * sizes of @p in.
+     */
+    public static native void imposeMinima(int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] in, Object[] markers, int width, int height,
+            int connectivity, Object[] out);
+
+    /**
+     * Every label of @p labels (byte[], short[] or int[]) with a pixel on the
+     * image border (z too when there are several slices) becomes 0 in @p out (the
+     * type of @p labels); the other labels keep their values.
+     */
+    public static native void removeBorderLabels(int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] labels, int width, int height, Object[] out);
+
+    /**
+     * Every label of @p labels with fewer than @p minPixels or (if @p maxPixels > 0)
+     * more than @p maxPixels pixels becomes 0 in @p out (the type of @p labels).
+     */
+    public static native void labelSizeFilter(int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] labels, int width, int height, long minPixels,
+            long maxPixels, Object[] out);
+
     /* ------------------------------ short forms: default budget and workers, no listener */
 
     public static void reconstruct(int backend, int device, int threads, Object[] marker, Object[] mask,
@@ -305,6 +384,50 @@ public final class IwppNative {
             int height, int radius, int connectivity, Object[] out) {
         closingByReconstruction(backend, device, threads, 0L, null, null, in, width, height, radius,
                 connectivity, out);
+    }
+
+    public static long label(int backend, int device, int threads, Object[] in, int width, int height,
+            int connectivity, int mode, Object[] labels) {
+        return label(backend, device, threads, 0L, null, null, in, width, height, connectivity, mode, labels);
+    }
+
+    public static void watershed(int backend, int device, int threads, Object[] in, Object[] markers,
+            Object[] mask, int width, int height, int connectivity, boolean lines, Object[] labels) {
+        watershed(backend, device, threads, 0L, null, null, in, markers, mask, width, height, connectivity,
+                lines, labels);
+    }
+
+    public static void distanceWatershed(int backend, int device, int threads, Object[] binary, int width,
+            int height, double spacingX, double spacingY, double spacingZ, double dynamic, int connectivity,
+            boolean lines, Object[] labels) {
+        distanceWatershed(backend, device, threads, 0L, null, null, binary, width, height, spacingX, spacingY,
+                spacingZ, dynamic, connectivity, lines, labels);
+    }
+
+    public static void extendedMaxima(int backend, int device, int threads, Object[] in, int width, int height,
+            double dynamic, int connectivity, byte[][] out) {
+        extendedMaxima(backend, device, threads, 0L, null, null, in, width, height, dynamic, connectivity, out);
+    }
+
+    public static void extendedMinima(int backend, int device, int threads, Object[] in, int width, int height,
+            double dynamic, int connectivity, byte[][] out) {
+        extendedMinima(backend, device, threads, 0L, null, null, in, width, height, dynamic, connectivity, out);
+    }
+
+    public static void imposeMinima(int backend, int device, int threads, Object[] in, Object[] markers,
+            int width, int height, int connectivity, Object[] out) {
+        imposeMinima(backend, device, threads, 0L, null, null, in, markers, width, height, connectivity, out);
+    }
+
+    public static void removeBorderLabels(int backend, int device, int threads, Object[] labels, int width,
+            int height, Object[] out) {
+        removeBorderLabels(backend, device, threads, 0L, null, null, labels, width, height, out);
+    }
+
+    public static void labelSizeFilter(int backend, int device, int threads, Object[] labels, int width,
+            int height, long minPixels, long maxPixels, Object[] out) {
+        labelSizeFilter(backend, device, threads, 0L, null, null, labels, width, height, minPixels, maxPixels,
+                out);
     }
 
     /* ----------------------------------------------------------- the loader */

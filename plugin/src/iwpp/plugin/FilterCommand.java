@@ -1,12 +1,16 @@
 /*
  * FilterCommand.java - the one-image commands built on reconstruction:
  * Fill Holes, Kill Borders, Regional Maxima/Minima, H-Maxima/H-Minima,
- * Opening/Closing by Reconstruction (IWPP). The argument from plugins.config
+ * Opening/Closing by Reconstruction, Extended Maxima/Minima (IWPP). The argument from plugins.config
  * picks the operation.
  *
  * Macro: run("Fill Holes (IWPP)", "connectivity=4 [stack=3d] [backend=cpu]");
  *        run("H-Maxima (IWPP)", "h=20 connectivity=8");
  *        run("Opening by Reconstruction (IWPP)", "radius=3 connectivity=8");
+ *        run("Extended Maxima (IWPP)", "dynamic=10 connectivity=8");
+ * Extended maxima (minima): the regional maxima (minima) of the h-maxima
+ * (h-minima) with h = dynamic, as MATLAB imextendedmax: a 0/255 8-bit image of
+ * the maxima that rise more than "dynamic" above their surroundings.
  */
 package iwpp.plugin;
 
@@ -28,7 +32,9 @@ public class FilterCommand implements PlugIn {
         H_MAXIMA("h-maxima", "H-Maxima (IWPP)", "hmax", false, false),
         H_MINIMA("h-minima", "H-Minima (IWPP)", "hmin", false, false),
         OPENING("opening", "Opening by Reconstruction (IWPP)", "opening", false, false),
-        CLOSING("closing", "Closing by Reconstruction (IWPP)", "closing", false, false);
+        CLOSING("closing", "Closing by Reconstruction (IWPP)", "closing", false, false),
+        EXTENDED_MAXIMA("extended-maxima", "Extended Maxima (IWPP)", "emax", false, true),
+        EXTENDED_MINIMA("extended-minima", "Extended Minima (IWPP)", "emin", false, true);
 
         final String arg, command, suffix;
         final boolean backgroundConnectivity, binaryOutput;
@@ -39,6 +45,10 @@ public class FilterCommand implements PlugIn {
             this.suffix = suffix;
             this.backgroundConnectivity = bg;
             this.binaryOutput = bin;
+        }
+
+        boolean extended() {
+            return this == EXTENDED_MAXIMA || this == EXTENDED_MINIMA;
         }
 
         static Op fromArg(String arg) {
@@ -74,6 +84,8 @@ public class FilterCommand implements PlugIn {
         Options o = new Options(op.command);
         if (op == Op.H_MAXIMA || op == Op.H_MINIMA)
             o.addNumber("h", 10, imp.getBitDepth() == 32 ? 3 : 0);
+        if (op.extended())
+            o.addNumber("Dynamic", 10, imp.getBitDepth() == 32 ? 3 : 0);
         if (op == Op.OPENING || op == Op.CLOSING)
             o.addNumber("Radius (pixels, 0 to " + IwppRun.MAX_RADIUS + ")", 2, 0);
         IwppRun.addConnectivity(o, imp, op.backgroundConnectivity);
@@ -84,7 +96,7 @@ public class FilterCommand implements PlugIn {
             return;
         double h = 0;
         int radius = 0;
-        if (op == Op.H_MAXIMA || op == Op.H_MINIMA)
+        if (op == Op.H_MAXIMA || op == Op.H_MINIMA || op.extended())
             h = o.getNextNumber();
         if (op == Op.OPENING || op == Op.CLOSING) {
             double r = o.getNextNumber();
@@ -104,8 +116,9 @@ public class FilterCommand implements PlugIn {
             IwppRun.error(op.command, o.error() != null ? o.error() : "a number in the dialog is not valid.");
             return;
         }
-        if ((op == Op.H_MAXIMA || op == Op.H_MINIMA) && !(h >= 0 && h < Double.POSITIVE_INFINITY)) {
-            IwppRun.error(op.command, "h must be a finite number of 0 or more, not " + h + ".");
+        if ((op == Op.H_MAXIMA || op == Op.H_MINIMA || op.extended()) && !(h >= 0 && h < Double.POSITIVE_INFINITY)) {
+            IwppRun.error(op.command, (op.extended() ? "The dynamic" : "h") + " must be a finite number of 0 or more, not "
+                    + h + ".");
             return;
         }
         boolean threeD = common[0] == 1 && imp.getNSlices() > 1;
@@ -160,6 +173,14 @@ public class FilterCommand implements PlugIn {
                             IwppNative.closingByReconstruction(c.backend, c.device, c.threads, c.memoryLimit,
                                     c.workers, c.progress, src, w, ht, rad, conn, dst);
                             break;
+                        case EXTENDED_MAXIMA:
+                            IwppNative.extendedMaxima(c.backend, c.device, c.threads, c.memoryLimit,
+                                    c.workers, c.progress, src, w, ht, hv, conn, (byte[][]) dst);
+                            break;
+                        case EXTENDED_MINIMA:
+                            IwppNative.extendedMinima(c.backend, c.device, c.threads, c.memoryLimit,
+                                    c.workers, c.progress, src, w, ht, hv, conn, (byte[][]) dst);
+                            break;
                         }
                         for (int i = 0; i < idx.length; i++)
                             outStack.setPixels(dst[i], idx[i]);
@@ -172,6 +193,7 @@ public class FilterCommand implements PlugIn {
         IwppRun.show(out);
         String what = "connectivity " + conn + (imp.getStackSize() > 1 ? (threeD ? ", 3D" : ", slice by slice") : "")
                 + (op == Op.H_MAXIMA || op == Op.H_MINIMA ? ", h " + IJ.d2s(h, 3) : "")
+                + (op.extended() ? ", dynamic " + IJ.d2s(h, 3) : "")
                 + (op == Op.OPENING || op == Op.CLOSING ? ", radius " + radius : "");
         IwppRun.logDone(op.command, imp, t, what, common[2] == 1);
     }

@@ -52,6 +52,9 @@ final class IwppRun {
     static final double MAX_MEMORY_MB = 1099511627776.0;
 
     private static boolean announced;
+    /** Commands whose GPU backend lacked the operation (logged once, then run on the CPU quietly). */
+    private static final java.util.Set<String> unsupportedSaid =
+            java.util.Collections.synchronizedSet(new java.util.HashSet<String>());
     private static volatile boolean gpuUsed; // a GPU backend ran once in this process (kernels are built)
 
     private IwppRun() {
@@ -314,8 +317,8 @@ final class IwppRun {
         return s;
     }
 
-    /** What a result holds: the input's values (same type), a 0/255 mask, or distances. */
-    static final int SAME_VALUES = 0, BINARY = 1, DISTANCE = 2;
+    /** What a result holds: the input's values (same type), a 0/255 mask, distances, or labels. */
+    static final int SAME_VALUES = 0, BINARY = 1, DISTANCE = 2, LABELS = 3;
 
     /** The title without a file extension (".tif", ".ome.tif", ...); spaces kept. */
     static String baseTitle(String title) {
@@ -345,7 +348,7 @@ final class IwppRun {
             out.setOpenAsHyperStack(true);
         Calibration cal = like.getCalibration().copy();
         if (kind != SAME_VALUES)
-            cal.disableDensityCalibration(); // distances and 0/255 are not the input's calibrated values
+            cal.disableDensityCalibration(); // distances, 0/255 and labels are not the input's calibrated values
         if (kind == SAME_VALUES && like.isComposite() && like.getNChannels() == out.getNChannels()) {
             CompositeImage src = (CompositeImage) like;
             CompositeImage ci = new CompositeImage(out, src.getMode());
@@ -495,7 +498,7 @@ final class IwppRun {
 
     /**
      * Runs @p op on every volume with progress and status. With backend auto, a
-     * GPU that runs out of memory or fails is retried once on the CPU. Esc stops
+     * GPU that runs out of memory, fails or lacks the operation is retried once on the CPU. Esc stops
      * between volumes and at the library's progress points inside a call: then
      * nothing is kept and the status line says "cancelled". @p argTitles pairs
      * the library's argument names with image titles, for messages. Returns the
@@ -527,13 +530,17 @@ final class IwppRun {
                 } catch (IwppCancelledException e) {
                     throw e;
                 } catch (IwppException e) {
-                    /* auto may have picked a GPU: one retry on the CPU for memory or device trouble */
+                    /* auto may have picked a GPU: one retry on the CPU for memory or device trouble,
+                       or an operation that GPU backend does not have (yet) */
                     boolean retry = backendIndex == IwppNative.BACKEND_AUTO && ctx.backend != IwppNative.BACKEND_CPU
-                            && (e.getStatus() == IwppNative.ENOMEM || e.getStatus() == IwppNative.EDEVICE);
+                            && (e.getStatus() == IwppNative.ENOMEM || e.getStatus() == IwppNative.EDEVICE
+                                    || e.getStatus() == IwppNative.EUNSUPPORTED);
                     if (!retry)
                         throw e;
-                    IJ.log(command + ": " + sentence(userMessage(e.getMessage(), current, argTitles))
-                            + " Running on the CPU instead.");
+                    /* a missing operation is said once per command and session, not once per image of a batch */
+                    if (e.getStatus() != IwppNative.EUNSUPPORTED || unsupportedSaid.add(command))
+                        IJ.log(command + ": " + sentence(userMessage(e.getMessage(), current, argTitles))
+                                + " Running on the CPU instead.");
                     /* host memory is the CPU's home: no GPU budget, no GPU workers */
                     ctx = new Ctx(IwppNative.BACKEND_CPU, 0, ctx.threads, 0L, null);
                     ctx.progress = progress;
