@@ -170,8 +170,6 @@ static iwpp_status run_rounds(iwpp_context *ctx, unsigned long long *K, const T 
         iwpp_status e = cu_sync(ctx, "running the watershed rounds");
         if (e != IWPP_OK) return e;
         if (*(volatile unsigned int *)st->hctr == 0) break;
-        /* between batches: a listener may stop a long flood (flat plateaus take many rounds) */
-        if ((e = iwpp_progress_report(ctx, 0.9 - 0.4 * 64.0 / (64.0 + (double)rounds))) != IWPP_OK) return e;
         if (rounds >= WS_MAX_ROUNDS)
             return iwpp_set_error(ctx, IWPP_EINTERNAL, "internal: the CUDA watershed did not settle in %lld rounds",
                                   rounds);
@@ -210,7 +208,11 @@ static iwpp_status flood(iwpp_context *ctx, const iwpp_buf *in, const iwpp_buf *
                                                           mask ? (const uint8_t *)mask->ptr : NULL, g, t, K, upd,
                                                           w.stamp);
         list_kernel<<<cu_blocks(t.ntiles, 256, st->sms * 8), 256, 0, st->stream>>>(w.stamp, t.ntiles, w);
-        if ((e = run_rounds<T>(ctx, K, L, (const T *)in->ptr, upd, g, t, w)) != IWPP_OK) goto out;
+        /* progress only at fixed points: the number of rounds depends on the schedule, and a
+         * listener must see the same reports on every run (test_labels cancels at each) */
+        if ((e = run_rounds<T>(ctx, K, L, (const T *)in->ptr, upd, g, t, w)) != IWPP_OK ||
+            (e = iwpp_progress_report(ctx, 0.9)) != IWPP_OK)
+            goto out;
         out_kernel<T, LabT><<<blocks, 256, 0, st->stream>>>(K, L, upd, g, lines, (LabT *)labels->ptr);
         e = cu_timer_stop(ctx);
     }
