@@ -22,4 +22,6 @@ const iwpp_backend_ops iwpp_cuda_backend = {
     .mem_free = iwpp_cuda_mem_free,
     .host_alloc = iwpp_cuda_host_alloc,
     .host_free = iwpp_cuda_host_free,
+    .label = iwpp_cuda_label,
+    .watershed = iwpp_cuda_watershed,
 };

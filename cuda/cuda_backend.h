@@ -40,6 +40,12 @@ iwpp_status iwpp_cuda_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwp
 iwpp_status iwpp_cuda_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_method method,
                           const double spacing[3], iwpp_buf *dist, iwpp_buf *nearest);
 
+/* label.cu (union-find) and watershed.cu */
+iwpp_status iwpp_cuda_label(iwpp_context *ctx, const iwpp_buf *in, int connectivity, iwpp_label_mode mode,
+                            iwpp_buf *labels, int64_t *count);
+iwpp_status iwpp_cuda_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp_buf *markers,
+                                const iwpp_buf *mask, int connectivity, int lines, iwpp_buf *labels);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,7 +6,8 @@
  * ~64 pixels) with marker = mask - 40, 8-connected, for each queue variant and the megapixel
  * algorithm; a random image for the AUTO rule; the exact and Danielsson EDT of a thresholded
  * copy. `iwpp_cuda_checks edt [n...]`: the exact EDT checks (edt_checks) and the EDT timings only
- * (`edt0`: the timings only).
+ * (`edt0`: the timings only). `iwpp_cuda_checks labels [n]`: labeling, watershed and distance
+ * watershed on n x n (default 4096) and a 3D volume (label_checks).
  * Every GPU result is compared with the CPU backend's. Times are stats.compute_ms (GPU
  * time, transfers excluded) and stats.total_ms.
  */
@@ -400,6 +401,132 @@ static void edt_timing(iwpp_context *g, iwpp_context *c, int64_t n)
     free(mask); free(d1); free(d2); free(q2);
 }
 
+/* ---- labeling and watershed: CUDA against the CPU backend on large images (label.cu, watershed.cu) ---- */
+
+/* Run @p what on both contexts (the call fills @p out of either) and compare; prints the times. */
+typedef iwpp_status (*lab_call)(iwpp_context *ctx, void *arg, iwpp_image *out);
+
+static int lab_compare(iwpp_context *g, iwpp_context *c, const char *name, lab_call call, void *arg, int64_t w,
+                       int64_t h, int64_t d)
+{
+    const size_t N = (size_t)(w * h * d);
+    uint32_t *a = malloc(N * 4), *b = malloc(N * 4);
+    if (!a || !b) return 1;
+    iwpp_image ia = iwpp_image_3d(a, IWPP_U32, w, h, d), ib = iwpp_image_3d(b, IWPP_U32, w, h, d);
+    iwpp_status sc = call(c, arg, &ia), sg = call(g, arg, &ib);
+    sg = sg ? sg : call(g, arg, &ib); /* timed: the second run */
+    iwpp_stats gs, cs;
+    iwpp_context_stats(g, &gs);
+    iwpp_context_stats(c, &cs);
+    size_t diff = 0, first = 0;
+    for (size_t k = 0; k < N; ++k)
+        if (a[k] != b[k] && diff++ == 0) first = k;
+    printf("%-34s cuda %s %.2f ms compute %.2f ms (%s, %lld rounds) | cpu %.1f ms | %zu differ%s", name,
+           sg ? iwpp_error_message(g) : "ok", gs.total_ms, gs.compute_ms, gs.variant, (long long)gs.rounds, cs.total_ms,
+           diff, sc ? " (cpu failed)" : "");
+    if (diff) printf(" (first at %zu: cpu %u cuda %u)", first, a[first], b[first]);
+    printf("\n");
+    free(a);
+    free(b);
+    return sc || sg || diff;
+}
+
+typedef struct lab_arg {
+    iwpp_image in, markers;
+    const iwpp_image *mask;
+    int conn, mode, lines;
+} lab_arg;
+
+static iwpp_status call_label(iwpp_context *ctx, void *p, iwpp_image *out)
+{
+    lab_arg *a = p;
+    int64_t count = 0;
+    return iwpp_label(ctx, &a->in, a->conn, (iwpp_label_mode)a->mode, out, &count);
+}
+
+static iwpp_status call_ws(iwpp_context *ctx, void *p, iwpp_image *out)
+{
+    lab_arg *a = p;
+    return iwpp_watershed(ctx, &a->in, &a->markers, a->mask, a->conn, a->lines, out);
+}
+
+static iwpp_status call_dws(iwpp_context *ctx, void *p, iwpp_image *out)
+{
+    lab_arg *a = p;
+    return iwpp_distance_watershed(ctx, &a->in, NULL, 2.0, a->conn, a->lines, out);
+}
+
+/* iwpp_cuda_checks labels [n]: tissue-like n x n images (label binary / equal, watershed with
+ * and without lines, a constant image with one marker in a corner, distance watershed) and a
+ * random 3D volume, each CUDA against CPU. */
+static int label_checks(iwpp_context *g, iwpp_context *c, int64_t n)
+{
+    const size_t N = (size_t)(n * n);
+    uint8_t *t = malloc(N), *bin = malloc(N), *q = malloc(N), *flat = malloc(N);
+    uint32_t *mk = malloc(N * 4), *one = calloc(N, 4);
+    if (!t || !bin || !q || !flat || !mk || !one) return 1;
+    tissue(t, n);
+    for (size_t k = 0; k < N; ++k) {
+        bin[k] = t[k] > 128 ? 255 : 0;
+        q[k] = (uint8_t)(t[k] / 32 + 1);
+        flat[k] = 7;
+    }
+    int bad = 0;
+    lab_arg a = {iwpp_image_2d(bin, IWPP_U8, n, n), iwpp_image_2d(mk, IWPP_U32, n, n), NULL, 8, 0, 0};
+    bad |= lab_compare(g, c, "label binary 8", call_label, &a, n, n, 1);
+    a.conn = 4;
+    bad |= lab_compare(g, c, "label binary 4", call_label, &a, n, n, 1);
+    a.in = iwpp_image_2d(q, IWPP_U8, n, n);
+    a.mode = IWPP_LABEL_EQUAL;
+    bad |= lab_compare(g, c, "label equal 8 (t/32)", call_label, &a, n, n, 1);
+    /* markers: the components of t < 60 */
+    for (size_t k = 0; k < N; ++k) q[k] = t[k] < 60 ? 1 : 0;
+    iwpp_image qi = iwpp_image_2d(q, IWPP_U8, n, n), mki = iwpp_image_2d(mk, IWPP_U32, n, n);
+    int64_t count = 0;
+    if (iwpp_label(c, &qi, 8, IWPP_LABEL_BINARY, &mki, &count) != IWPP_OK) return 1;
+    printf("watershed markers: %lld\n", (long long)count);
+    a.in = iwpp_image_2d(t, IWPP_U8, n, n);
+    a.mode = 0;
+    a.conn = 8;
+    bad |= lab_compare(g, c, "watershed tissue 8", call_ws, &a, n, n, 1);
+    a.lines = 1;
+    bad |= lab_compare(g, c, "watershed tissue 8 lines", call_ws, &a, n, n, 1);
+    a.conn = 4;
+    bad |= lab_compare(g, c, "watershed tissue 4 lines", call_ws, &a, n, n, 1);
+    iwpp_image bmask = iwpp_image_2d(bin, IWPP_U8, n, n);
+    a.mask = &bmask;
+    bad |= lab_compare(g, c, "watershed tissue 4 lines, mask", call_ws, &a, n, n, 1);
+    one[0] = 1; /* a plateau: D up to the image diameter */
+    a.in = iwpp_image_2d(flat, IWPP_U8, n, n);
+    a.markers = iwpp_image_2d(one, IWPP_U32, n, n);
+    a.mask = NULL;
+    a.lines = 0;
+    a.conn = 8;
+    bad |= lab_compare(g, c, "watershed flat, 1 corner marker", call_ws, &a, n, n, 1);
+    a.in = iwpp_image_2d(bin, IWPP_U8, n, n);
+    bad |= lab_compare(g, c, "distance watershed 8", call_dws, &a, n, n, 1);
+    /* 3D: a random sparse volume (labels) and its distance watershed */
+    const int64_t w = 192, h = 160, d = 48;
+    uint8_t *v = malloc((size_t)(w * h * d));
+    if (!v) return 1;
+    for (int64_t k = 0; k < w * h * d; ++k) v[k] = (hash32((uint32_t)k * 2654435761u) & 3) ? 255 : 0;
+    a.in = iwpp_image_3d(v, IWPP_U8, w, h, d);
+    a.conn = 26;
+    bad |= lab_compare(g, c, "label 3D binary 26", call_label, &a, w, h, d);
+    a.conn = 6;
+    bad |= lab_compare(g, c, "label 3D binary 6", call_label, &a, w, h, d);
+    bad |= lab_compare(g, c, "distance watershed 3D 6", call_dws, &a, w, h, d);
+    free(v);
+    free(t);
+    free(bin);
+    free(q);
+    free(flat);
+    free(mk);
+    free(one);
+    printf("labels: %s\n", bad ? "FAILED" : "all equal");
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     int64_t n = argc > 1 ? atoll(argv[1]) : 8192;
@@ -420,6 +547,13 @@ int main(int argc, char **argv)
         /* iwpp_cuda_checks edt [size...]: EDT checks and timings; edt0: the timings only */
         int bad = argv[1][3] == '0' ? 0 : edt_checks(g, c, 240);
         for (int a = 2; a < argc; ++a) edt_timing(g, c, atoll(argv[a]));
+        iwpp_context_destroy(g);
+        iwpp_context_destroy(c);
+        return bad ? 1 : 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "labels") == 0) {
+        /* iwpp_cuda_checks labels [size]: labeling and watershed, CUDA against CPU */
+        int bad = label_checks(g, c, argc > 2 ? atoll(argv[2]) : 4096);
         iwpp_context_destroy(g);
         iwpp_context_destroy(c);
         return bad ? 1 : 0;

@@ -1,0 +1,277 @@
+/*
+ * test_label_tiles.cpp - the steps of the CUDA labeling and watershed (cuda/label_common.cuh,
+ * cuda/watershed_tile.cuh) run on the host, so that CI without a GPU checks the code the CUDA
+ * kernels run. LB_HOST makes one thread run every item of a phase in turn (a valid schedule).
+ * Tiles are also shrunk (4x3, 4x3x2) so that small images span many tiles. The watershed's
+ * rounds run their tiles in a shuffled order, and half of the tiles read the keys as they were
+ * at the start of the round (the most a tile of a concurrent round can lag behind).
+ *   label: tile pass and border pass over every tile (shuffled), then the roots numbered in
+ *          raster order as label.cu's count/rank/final kernels do, == oracle_label;
+ *   watershed: levels by oracle_reconstruct (by erosion, as watershed.cu asks the backend),
+ *          keys, rounds, output == oracle_watershed (lines 0 and 1, with and without a mask);
+ *          and oracle_watershed (lines 0) == a priority flood in (L, D, label) order.
+ * Exit status 0 when all are equal.
+ */
+#define LB_HOST 1
+#include "watershed_tile.cuh"
+#include "neighborhood.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <queue>
+#include <random>
+#include <tuple>
+#include <vector>
+
+extern "C" {
+#include "oracle.h"
+}
+
+static std::mt19937_64 g_rng(17);
+static int g_fails, g_runs;
+
+/* the geometry make_geom (cuda/common.cuh) gives: the neighbourhood of native/neighborhood.h */
+static geom make_geom_host(odims d, int conn)
+{
+    geom g;
+    g.w = d.w;
+    g.h = d.h;
+    g.d = d.d;
+    int o[26][3];
+    g.n = iwpp_neighbors(conn, d.d == 1, o);
+    for (int i = 0; i < g.n; ++i)
+        for (int k = 0; k < 3; ++k) g.off[i][k] = (signed char)o[i][k];
+    return g;
+}
+
+static std::vector<int64_t> shuffled(int64_t n)
+{
+    std::vector<int64_t> v((size_t)n);
+    for (int64_t i = 0; i < n; ++i) v[(size_t)i] = i;
+    std::shuffle(v.begin(), v.end(), g_rng);
+    return v;
+}
+
+static void fail(const char *what, odims d, int conn, const char *extra)
+{
+    ++g_fails;
+    if (g_fails <= 20)
+        printf("FAIL: %s %lldx%lldx%lld conn=%d %s\n", what, (long long)d.w, (long long)d.h, (long long)d.d, conn,
+               extra);
+}
+
+/* ------------------------------------------------------------------ labeling */
+
+template <typename T, typename IdxT>
+static int64_t host_label(const std::vector<T> &in, odims d, int conn, int equal, const lb_tiling &t,
+                          std::vector<uint32_t> &out)
+{
+    const geom gb = lb_backward(make_geom_host(d, conn));
+    const int64_t n = odims_count(d);
+    std::vector<IdxT> P((size_t)n);
+    std::vector<int> sp(LB_TILE);
+    std::vector<T> sv(LB_TILE);
+    for (int64_t tile : shuffled(t.ntiles)) lb_tile_pass<T, IdxT>(in.data(), P.data(), gb, t, equal, tile, sp.data(), sv.data());
+    for (int64_t tile : shuffled(t.ntiles)) lb_border_pass<T, IdxT>(in.data(), P.data(), gb, t, equal, tile);
+    out.assign((size_t)n, 0);
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; ++i)
+        if (P[(size_t)i] == (IdxT)i) out[(size_t)i] = (uint32_t)++count;
+    for (int64_t i = 0; i < n; ++i) {
+        IdxT p = P[(size_t)i];
+        if (p == lb_none<IdxT>() || p == (IdxT)i) continue;
+        while (P[(size_t)p] != p) p = P[(size_t)p];
+        out[(size_t)i] = out[(size_t)p];
+    }
+    return count;
+}
+
+template <typename T> static void check_label(const std::vector<double> &v, odims d, int conn, const lb_tiling &t)
+{
+    const int64_t n = odims_count(d);
+    std::vector<T> in((size_t)n);
+    for (int64_t i = 0; i < n; ++i) in[(size_t)i] = (T)v[(size_t)i];
+    for (int equal = 0; equal < 2; ++equal) {
+        std::vector<uint32_t> want((size_t)n), got32, got64;
+        const int64_t c = oracle_label(v.data(), d, conn, equal, want.data());
+        const int64_t c32 = host_label<T, uint32_t>(in, d, conn, equal, t, got32);
+        const int64_t c64 = host_label<T, unsigned long long>(in, d, conn, equal, t, got64);
+        g_runs += 2;
+        if (c32 != c || got32 != want) fail("label (32-bit indices)", d, conn, equal ? "equal" : "binary");
+        if (c64 != c || got64 != want) fail("label (64-bit indices)", d, conn, equal ? "equal" : "binary");
+    }
+}
+
+/* ------------------------------------------------------------------ watershed */
+
+template <typename T> static double type_max() { return 255.0; }
+template <> double type_max<uint16_t>() { return 65535.0; }
+template <> double type_max<float>() { return INFINITY; }
+
+template <typename T>
+static void host_watershed(const std::vector<double> &v, const std::vector<uint32_t> &mk, const double *mask, odims d,
+                           int conn, int lines, const lb_tiling &t, std::vector<uint32_t> &out)
+{
+    const int64_t n = odims_count(d);
+    const geom g = make_geom_host(d, conn);
+    /* phase 1: levels, as watershed.cu's build_kernel + the backend's reconstruction by erosion */
+    std::vector<double> gm((size_t)n), m((size_t)n);
+    for (int64_t i = 0; i < n; ++i) {
+        const bool inside = !mask || mask[i] != 0.0;
+        gm[(size_t)i] = inside ? v[(size_t)i] : type_max<T>();
+        m[(size_t)i] = inside && mk[(size_t)i] ? v[(size_t)i] : type_max<T>();
+    }
+    oracle_reconstruct(m.data(), gm.data(), d, conn, 1);
+    std::vector<T> in((size_t)n), L((size_t)n);
+    std::vector<uint8_t> mask8((size_t)n);
+    for (int64_t i = 0; i < n; ++i) {
+        in[(size_t)i] = (T)v[(size_t)i];
+        L[(size_t)i] = (T)m[(size_t)i];
+        mask8[(size_t)i] = mask && mask[i] == 0.0 ? 0 : 1;
+    }
+    /* phase 2 */
+    std::vector<unsigned long long> K((size_t)n);
+    std::vector<uint8_t> upd((size_t)n);
+    std::vector<unsigned int> stamp((size_t)t.ntiles, 0u), q0((size_t)t.ntiles), q1((size_t)t.ntiles);
+    unsigned int cnt[2] = {0, 0};
+    unsigned long long pops = 0;
+    ws_lists w = {{q0.data(), q1.data()}, cnt, stamp.data(), &pops};
+    for (int64_t i = 0; i < n; ++i)
+        ws_key_init<uint32_t>(i, mk.data(), mask ? mask8.data() : NULL, g, t, K.data(), upd.data(), stamp.data());
+    for (int64_t i = 0; i < t.ntiles; ++i)
+        if (stamp[(size_t)i] == 1u) w.q[0][cnt[0]++] = (unsigned int)i;
+    static ws_smem<T> s;
+    int from = 0;
+    for (unsigned int round = 0; cnt[from] != 0; ++round, from = 1 - from) {
+        if (round > 100000) {
+            fail("watershed rounds do not settle", d, conn, "");
+            break;
+        }
+        cnt[1 - from] = 0;
+        const std::vector<unsigned long long> start = K;
+        std::shuffle(w.q[from], w.q[from] + cnt[from], g_rng);
+        for (unsigned int e = 0; e < cnt[from]; ++e) {
+            const unsigned long long *Kr = (g_rng() & 1) ? start.data() : K.data();
+            const unsigned int dirs = ws_tile<T>(s, Kr, K.data(), L.data(), in.data(), upd.data(), g, t, w.q[from][e]);
+            if (dirs) ws_push(w, t, w.q[from][e], dirs, 1 - from, round + 2);
+        }
+    }
+    /* phase 3 */
+    out.assign((size_t)n, 0);
+    for (int64_t i = 0; i < n; ++i) out[(size_t)i] = ws_out_label<T>(i, K.data(), L.data(), upd.data(), g, lines);
+}
+
+/* Meyer's priority flood in (L, D, label) order (markers fixed, no lines). */
+static void priority_flood(const std::vector<double> &v, const std::vector<uint32_t> &mk, const double *mask, odims d,
+                           int conn, std::vector<uint32_t> &out)
+{
+    typedef std::tuple<double, unsigned long long, uint32_t, int64_t> item;
+    std::priority_queue<item, std::vector<item>, std::greater<item>> pq;
+    const geom g = make_geom_host(d, conn);
+    const int64_t n = odims_count(d);
+    std::vector<char> done((size_t)n, 0);
+    auto inside = [&](int64_t i) { return !mask || mask[i] != 0.0; };
+    out.assign((size_t)n, 0);
+    for (int64_t i = 0; i < n; ++i)
+        if (inside(i) && mk[(size_t)i]) pq.push(item(v[(size_t)i], 0, mk[(size_t)i], i));
+    while (!pq.empty()) {
+        const item e = pq.top();
+        pq.pop();
+        const int64_t p = std::get<3>(e);
+        if (done[(size_t)p]) continue;
+        done[(size_t)p] = 1;
+        out[(size_t)p] = std::get<2>(e);
+        const int64_t x = p % d.w, r = p / d.w, y = r % d.h, z = r / d.h;
+        for (int k = 0; k < g.n; ++k) {
+            const int64_t qx = x + g.off[k][0], qy = y + g.off[k][1], qz = z + g.off[k][2];
+            if (qx < 0 || qy < 0 || qz < 0 || qx >= d.w || qy >= d.h || qz >= d.d) continue;
+            const int64_t q = qx + d.w * (qy + d.h * qz);
+            if (done[(size_t)q] || !inside(q) || mk[(size_t)q]) continue;
+            const double lv = std::get<0>(e), iq = v[(size_t)q];
+            pq.push(item(iq > lv ? iq : lv, iq > lv ? 0 : std::get<1>(e) + 1, std::get<2>(e), q));
+        }
+    }
+}
+
+template <typename T>
+static void check_watershed(const std::vector<double> &v, const std::vector<uint32_t> &mk, const double *mask, odims d,
+                            int conn, const lb_tiling &t)
+{
+    const int64_t n = odims_count(d);
+    for (int lines = 0; lines < 2; ++lines) {
+        std::vector<uint32_t> want((size_t)n), got;
+        oracle_watershed(v.data(), mk.data(), mask, d, conn, lines, want.data());
+        host_watershed<T>(v, mk, mask, d, conn, lines, t, got);
+        ++g_runs;
+        if (got != want) fail("watershed", d, conn, lines ? "lines" : "no lines");
+        if (!lines) {
+            std::vector<uint32_t> pf;
+            priority_flood(v, mk, mask, d, conn, pf);
+            ++g_runs;
+            if (pf != want) fail("oracle_watershed != priority flood", d, conn, mask ? "mask" : "no mask");
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ cases */
+
+/* values: plateaus of few levels, sparse objects, or many levels; F32 gets -0.0 among its zeros */
+static std::vector<double> gen_values(int64_t n, int style, bool f32)
+{
+    std::vector<double> v((size_t)n);
+    const int levels = 1 + (int)(g_rng() % 4);
+    for (int64_t i = 0; i < n; ++i) {
+        double x = style == 0 ? (double)(g_rng() % levels)
+                 : style == 1 ? (g_rng() % 5 == 0 ? 0.0 : 1.0 + (double)(g_rng() % 2))
+                              : (double)(g_rng() % 50);
+        if (f32 && x == 0.0 && (g_rng() & 1)) x = -0.0;
+        v[(size_t)i] = x;
+    }
+    return v;
+}
+
+template <typename T> static void one_case(odims d, int conn, const lb_tiling &t, bool f32)
+{
+    const int64_t n = odims_count(d);
+    const std::vector<double> v = gen_values(n, (int)(g_rng() % 3), f32);
+    check_label<T>(v, d, conn, t);
+    std::vector<uint32_t> mk((size_t)n, 0);
+    const int markers = (int)(g_rng() % 12);
+    for (int k = 0; k < markers; ++k) mk[(size_t)(g_rng() % (uint64_t)n)] = 1 + (uint32_t)(g_rng() % 5);
+    std::vector<double> mask((size_t)n);
+    for (int64_t i = 0; i < n; ++i) mask[(size_t)i] = g_rng() % 7 ? 1.0 : 0.0;
+    check_watershed<T>(v, mk, NULL, d, conn, t);
+    check_watershed<T>(v, mk, mask.data(), d, conn, t);
+}
+
+static void sweep(int iterations, int max_w, int max_h, int max_d, int real_tiles)
+{
+    static const int c2[2] = {4, 8}, c3[3] = {6, 18, 26};
+    for (int it = 0; it < iterations; ++it) {
+        const bool three = max_d > 1 && it % 2 == 0;
+        odims d;
+        d.w = 1 + (int64_t)(g_rng() % (uint64_t)max_w);
+        d.h = 1 + (int64_t)(g_rng() % (uint64_t)max_h);
+        d.d = three ? 1 + (int64_t)(g_rng() % (uint64_t)max_d) : 1;
+        const int conn = three ? c3[g_rng() % 3] : c2[g_rng() % 2];
+        geom g = make_geom_host(d, conn);
+        const lb_tiling t = real_tiles ? lb_make_tiling(g) : lb_make_tiling_sized(g, 4, 3, 2);
+        switch (it % 3) {
+        case 0: one_case<uint8_t>(d, conn, t, false); break;
+        case 1: one_case<uint16_t>(d, conn, t, false); break;
+        default: one_case<float>(d, conn, t, true); break;
+        }
+    }
+}
+
+int main(void)
+{
+    sweep(600, 23, 19, 7, 0); /* small tiles: many tiles on small images */
+    sweep(40, 90, 70, 1, 1);  /* the real 32x32 tiles */
+    sweep(20, 40, 20, 19, 1); /* the real 16x8x8 tiles */
+    printf("%d comparisons, %d failures\n", g_runs, g_fails);
+    return g_fails != 0;
+}
