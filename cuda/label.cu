@@ -12,7 +12,7 @@
  *     The steps of 1 and 2 are in label_common.cuh, which tests/test_label_tiles.cpp runs on
  *     the host.
  *  3. count_kernel: roots (P[i] == i) per chunk of LB_CHUNK pixels; an exclusive scan of the
- *     counts (cub::DeviceScan) gives each chunk's first label and the total, which is checked
+ *     counts (one block, scan_counts) gives each chunk's first label and the total, which is checked
  *     against the output type before anything is written.
  *  4. rank_kernel: a block scan of the root flags of each chunk in raster order: out[root] =
  *     rank + 1. 5. final_kernel: out[i] = out[find(i)] for the other pixels, 0 on background.
@@ -22,7 +22,6 @@
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
-#include <cub/device/device_scan.cuh>
 
 #include <stdio.h>
 
@@ -126,6 +125,29 @@ static iwpp_status build_forest(iwpp_context *ctx, const T *in, IdxT *P, const g
     return IWPP_OK;
 }
 
+/* Exclusive scan of the @p m chunk counts by one block (chunks are 4096 pixels, so m is small:
+ * 16384 at 8192^2); the total goes to off[m]. cub::DeviceScan would do it too, but its header
+ * pulls in <iostream>, whose static initialiser the glibc-2.17 jar libraries cannot link. */
+__global__ void __launch_bounds__(LB_THREADS) scan_counts(const unsigned long long *cnt, int64_t m,
+                                                          unsigned long long *off)
+{
+    typedef cub::BlockScan<unsigned long long, LB_THREADS> scan_t;
+    __shared__ typename scan_t::TempStorage tmp;
+    __shared__ unsigned long long carry;
+    if (threadIdx.x == 0) carry = 0;
+    __syncthreads();
+    for (int64_t b = 0; b < m; b += LB_THREADS) {
+        const int64_t i = b + threadIdx.x;
+        unsigned long long v = i < m ? cnt[i] : 0ull, x, sum;
+        scan_t(tmp).ExclusiveSum(v, x, sum);
+        if (i < m) off[i] = carry + x;
+        __syncthreads();
+        if (threadIdx.x == 0) carry += sum;
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) off[m] = carry;
+}
+
 /* Roots per chunk and their exclusive scan in scratch; *total = the number of components. */
 template <typename IdxT>
 static iwpp_status count_roots(iwpp_context *ctx, const IdxT *P, int64_t n, unsigned long long **off_out,
@@ -133,27 +155,19 @@ static iwpp_status count_roots(iwpp_context *ctx, const IdxT *P, int64_t n, unsi
 {
     cuda_state *st = cu_state(ctx);
     const int64_t nchunks = (n + LB_CHUNK - 1) / LB_CHUNK;
-    size_t cub_bytes = 0;
-    CU_TRY(ctx, cub::DeviceScan::ExclusiveSum(NULL, cub_bytes, (unsigned long long *)NULL,
-                                              (unsigned long long *)NULL, nchunks, st->stream),
-           "sizing the label scan");
-    const size_t arr = ((size_t)nchunks * sizeof(unsigned long long) + 255) & ~(size_t)255;
+    const size_t arr = ((size_t)(nchunks + 1) * sizeof(unsigned long long) + 255) & ~(size_t)255;
     void *mem = NULL;
-    iwpp_status e = cu_scratch(ctx, 2 * arr + cub_bytes, &mem);
+    iwpp_status e = cu_scratch(ctx, 2 * arr, &mem);
     if (e != IWPP_OK) return e;
     unsigned long long *cnt = (unsigned long long *)mem, *off = (unsigned long long *)((char *)mem + arr);
-    void *tmp = (char *)mem + 2 * arr;
     const unsigned grid = cu_blocks(nchunks * LB_THREADS, LB_THREADS, st->sms * 16);
     count_kernel<IdxT><<<grid, LB_THREADS, 0, st->stream>>>(P, n, nchunks, cnt);
+    scan_counts<<<1, LB_THREADS, 0, st->stream>>>(cnt, nchunks, off);
     CU_TRY(ctx, cudaGetLastError(), "launching the root count");
-    CU_TRY(ctx, cub::DeviceScan::ExclusiveSum(tmp, cub_bytes, cnt, off, nchunks, st->stream), "scanning the root counts");
-    CU_TRY(ctx, cudaMemcpyAsync(st->hctr, off + nchunks - 1, sizeof(unsigned long long), cudaMemcpyDeviceToHost, st->stream),
-           "reading the label count");
-    CU_TRY(ctx, cudaMemcpyAsync(st->hctr + 1, cnt + nchunks - 1, sizeof(unsigned long long), cudaMemcpyDeviceToHost,
-                                st->stream),
+    CU_TRY(ctx, cudaMemcpyAsync(st->hctr, off + nchunks, sizeof(unsigned long long), cudaMemcpyDeviceToHost, st->stream),
            "reading the label count");
     if ((e = cu_sync(ctx, "counting the components")) != IWPP_OK) return e;
-    *total = (int64_t)(st->hctr[0] + st->hctr[1]);
+    *total = (int64_t)st->hctr[0];
     *off_out = off;
     return IWPP_OK;
 }
