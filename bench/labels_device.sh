@@ -30,7 +30,7 @@ fi
 [ "$PHASE" = test ] && { stamp done; exit 0; }
 SIZES=${LABEL_SIZES:-4096,8192,512x3}
 DUMP=/tmp/labels-dump
-rm -rf "$DUMP"
+rm -rf "$DUMP"; mkdir -p "$DUMP"
 for be in cuda opencl cpu; do
   stamp "labels_bench $be $SIZES"
   d=""
