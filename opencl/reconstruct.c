@@ -208,16 +208,22 @@ typedef struct scan_pass {
     cl_mem offs;
 } scan_pass;
 
+/* The arguments every reconstruction kernel starts with: J, mask, inv, w, h, d. */
+static void ka_image(iwpp_kargs *a, const rec_job *j, const iwpp_buf *m, cl_mem mask, cl_uint inv)
+{
+    ka_mem(a, j->J);
+    ka_mem(a, mask);
+    ka_uint(a, inv);
+    ka_int(a, (cl_int)m->w);
+    ka_int(a, (cl_int)m->h);
+    ka_int(a, (cl_int)m->d);
+}
+
 static cl_int scan_args(iwpp_ocl *s, cl_kernel k, const rec_job *j, const iwpp_buf *m, cl_mem mask, cl_uint inv,
                         const scan_pass *q)
 {
     iwpp_kargs a = iwpp_kargs_of(s, k);
-    ka_mem(&a, j->J);
-    ka_mem(&a, mask);
-    ka_uint(&a, inv);
-    ka_int(&a, (cl_int)m->w);
-    ka_int(&a, (cl_int)m->h);
-    ka_int(&a, (cl_int)m->d);
+    ka_image(&a, j, m, mask, inv);
     ka_int(&a, q->axis);
     ka_int(&a, q->dir);
     ka_mem(&a, q->offs);
@@ -272,12 +278,7 @@ static cl_int seed_args(iwpp_ocl *s, cl_kernel k, const rec_plan *p, const rec_j
                         cl_mem mask, cl_uint inv)
 {
     iwpp_kargs a = iwpp_kargs_of(s, k);
-    ka_mem(&a, j->J);
-    ka_mem(&a, mask);
-    ka_uint(&a, inv);
-    ka_int(&a, (cl_int)m->w);
-    ka_int(&a, (cl_int)m->h);
-    ka_int(&a, (cl_int)m->d);
+    ka_image(&a, j, m, mask, inv);
     ka_mem(&a, j->offs);
     ka_int(&a, p->noffs);
     ka_uint(&a, (cl_uint)iwpp_buf_count(m));
@@ -292,12 +293,7 @@ static cl_int queue_args(iwpp_ocl *s, cl_kernel k, const rec_plan *p, const rec_
                          cl_mem mask, cl_uint inv, cl_uint nseeds)
 {
     iwpp_kargs a = iwpp_kargs_of(s, k);
-    ka_mem(&a, j->J);
-    ka_mem(&a, mask);
-    ka_uint(&a, inv);
-    ka_int(&a, (cl_int)m->w);
-    ka_int(&a, (cl_int)m->h);
-    ka_int(&a, (cl_int)m->d);
+    ka_image(&a, j, m, mask, inv);
     ka_mem(&a, j->offs);
     ka_int(&a, p->noffs);
     ka_mem(&a, j->seeds);
