@@ -103,13 +103,29 @@ LB_HD void lb_origin(const lb_tiling &t, int64_t tile, int64_t *x0, int64_t *y0,
     *z0 = tz * t.tz;
 }
 
-/* Local coordinates of local index @p li. */
+/* Local coordinates of local index @p li (2D tiles of 32 x 32: shifts, not divisions). */
 LB_HD void lb_local(const lb_tiling &t, int li, int *lx, int *ly, int *lz)
 {
+    if (t.tx == 32 && t.ty == 32) {
+        *lx = li & 31, *ly = (li >> 5) & 31, *lz = li >> 10;
+        return;
+    }
     *lx = li % t.tx;
     const int r = li / t.tx;
     *ly = r % t.ty;
     *lz = r / t.ty;
+}
+
+/* The @p k-th pixel of a 2D tile's outer ring (top row, bottom row, left and right columns);
+ * the ring has 2 tx + 2 (ty - 2) pixels (tx, ty >= 2). */
+LB_HD void lb_ring(const lb_tiling &t, int k, int *lx, int *ly)
+{
+    if (k < 2 * t.tx) {
+        *lx = k < t.tx ? k : k - t.tx, *ly = k < t.tx ? 0 : t.ty - 1;
+        return;
+    }
+    const int j = k - 2 * t.tx, side = t.ty - 2;
+    *lx = j < side ? 0 : t.tx - 1, *ly = 1 + (j < side ? j : j - side);
 }
 
 /* Foreground: nonzero (F32: -0.0 is zero, as in C). */
@@ -129,10 +145,14 @@ template <typename IdxT> LB_HD IdxT lb_none() { return (IdxT)~(IdxT)0; }
 /* in shared memory (local indices) */
 LB_FN int lb_sfind(volatile int *sp, int x)
 {
+    /* path halving, by atomicMin so that a link another thread makes meanwhile is never undone:
+     * on nuclei-sized blobs the chains grew to hundreds of steps without it */
     int p = sp[x];
     while (p != x) {
+        const int pp = sp[p];
+        if (pp != p) lb_atomic_min((int *)&sp[x], pp);
         x = p;
-        p = sp[x];
+        p = pp;
     }
     return x;
 }
@@ -241,10 +261,15 @@ LB_FN void lb_border_pass(const T *in, IdxT *P, const geom &gb, const lb_tiling 
 {
     int64_t x0, y0, z0;
     lb_origin(t, tile, &x0, &y0, &z0);
-    const int np = lb_tile_pixels(t);
+    /* 2D: only the outer ring can meet another tile (its 2 tx + 2 ty - 4 pixels, not all) */
+    const bool ring = t.tz == 1 && t.tx >= 2 && t.ty >= 2;
+    const int np = ring ? 2 * t.tx + 2 * (t.ty - 2) : lb_tile_pixels(t);
     for (int li = LB_TID; li < np; li += LB_NTH) {
-        int lx, ly, lz;
-        lb_local(t, li, &lx, &ly, &lz);
+        int lx, ly, lz = 0;
+        if (ring)
+            lb_ring(t, li, &lx, &ly);
+        else
+            lb_local(t, li, &lx, &ly, &lz);
         const bool face = lx == 0 || ly == 0 || lz == 0 || lx == t.tx - 1 || ly == t.ty - 1 || lz == t.tz - 1;
         const int64_t x = x0 + lx, y = y0 + ly, z = z0 + lz;
         if (!face || x >= gb.w || y >= gb.h || z >= gb.d) continue;
