@@ -8,8 +8,9 @@
  * it: (in(p) > L(q) ? 0 : D(q) + 1, L(q), D(q), label(q)), only where max(L(q), in(p)) == L(p)
  * (ws_better: after a climb the flood that arrived first wins). A climb (D = 0) passes on only
  * the label, so a neighbour whose key falls to a smaller D with another label can raise p's key:
- * keeping the least key ever seen would keep stale labels and depend on the order of updates. Set this way, the keys settle level by level and, on a level, by increasing
- * D, to the one solution of these equations (the priority flood's result).
+ * keeping the least key ever seen would keep stale labels and depend on the order of updates.
+ * Set this way, the keys settle level by level and, on a level, by increasing D, to the one
+ * solution of these equations (the priority flood's result).
  */
 #ifndef IWPP_CUDA_WATERSHED_TILE_CUH
 #define IWPP_CUDA_WATERSHED_TILE_CUH
