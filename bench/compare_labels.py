@@ -12,8 +12,9 @@ _watershed.npy, _times.txt) it times
   cupyx.scipy.ndimage.label(binary, structure=all ones)             (if cupy imports)
 and prints them beside the library's total_ms (from <size>_times.txt) with the speed-up.
 Labels must be identical to skimage's (both number components in raster order). The two
-watersheds differ only where floods tie (same level and plateau distance; skimage breaks the
-tie by queue order, the library by the smaller label): the agreement is printed.
+watersheds differ only where floods tie (same level and plateau distance, and after a climb
+the same level and distance of the neighbour they came from; skimage breaks the tie by queue
+order, the library by the smaller label): the agreement is printed.
 """
 import argparse
 import glob

@@ -7,7 +7,8 @@
  *  2. Keys K = D << 32 | label, the smallest wins: markers inside the mask (0 | label), every
  *     other pixel all ones (unreached). A pixel p inside the mask, not a marker, takes from a
  *     reached neighbour q the key (in(p) > L(q) ? 0 : D(q) + 1, label(q)) when
- *     max(L(q), in(p)) == L(p); p is SET to the smallest such key, not lowered to it (see
+ *     max(L(q), in(p)) == L(p); p is SET to the key of the least (D, L(q), D(q), label(q)) (after
+ *     a climb, the flood that arrived first), not lowered to it (see
  *     watershed_tile.cuh, which has the steps of phases 2 and 3 and which
  *     tests/test_label_tiles.cpp runs on the host). These equations have one solution (tests/oracle.c; the priority flood gives
  *     it too), which any order of updates reaches as long as a pixel is evaluated again

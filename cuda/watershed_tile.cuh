@@ -4,12 +4,13 @@
  * tests/test_label_tiles.cpp checks them on the host.
  *
  * Keys K = D << 32 | label, smallest first; KEY_NONE = unreached. A pixel p inside the mask, not
- * a marker, is SET (not lowered) to the smallest key its reached neighbours q give it:
- * (in(p) > L(q) ? 0 : D(q) + 1, label(q)), only where max(L(q), in(p)) == L(p). A climb (D = 0)
- * passes on only the label, so a neighbour whose key falls to a smaller D with another label can
- * raise p's key: keeping the least key ever seen would keep stale labels and depend on the
- * order of updates. Set this way, the keys settle level by level and, on a level, by increasing
- * D, to the one solution of these equations (the priority flood's result).
+ * a marker, is SET (not lowered) to the key of the least candidate its reached neighbours q give
+ * it: (in(p) > L(q) ? 0 : D(q) + 1, L(q), D(q), label(q)), only where max(L(q), in(p)) == L(p)
+ * (ws_better: after a climb the flood that arrived first wins). A climb (D = 0) passes on only
+ * the label, so a neighbour whose key falls to a smaller D with another label can raise p's key:
+ * keeping the least key ever seen would keep stale labels and depend on the order of updates.
+ * Set this way, the keys settle level by level and, on a level, by increasing D, to the one
+ * solution of these equations (the priority flood's result).
  */
 #ifndef IWPP_CUDA_WATERSHED_TILE_CUH
 #define IWPP_CUDA_WATERSHED_TILE_CUH
@@ -48,6 +49,20 @@ template <typename T> LB_HD unsigned long long ws_candidate(unsigned long long k
         if (d > 0xFFFFFFFEull) d = 0xFFFFFFFEull; /* only on plateaus of more than 2^32 steps */
     }
     return (d << 32) | (kq & 0xFFFFFFFFull);
+}
+
+/* Whether candidate key @p v, from a neighbour of level @p lq and key @p kq, beats @p best, from a
+ * neighbour of level @p bl and key @p kb: candidates at p's level compare as (D, L_q, D_q,
+ * label). A step on the plateau has D_q = D - 1 and L_q = L(p), so L_q and D_q only decide
+ * between climbs (D = 0): the flood that arrived first wins, then the smaller label. */
+template <typename T>
+LB_HD bool ws_better(unsigned long long v, T lq, unsigned long long kq, unsigned long long best, T bl,
+                     unsigned long long kb)
+{
+    if (best == KEY_NONE || (v >> 32) != (best >> 32)) return v < best;
+    if (!(lq == bl)) return lq < bl;
+    if ((kq >> 32) != (kb >> 32)) return (kq >> 32) < (kb >> 32);
+    return v < best;
 }
 
 /* The faces of its tile that pixel (lx, ly, lz) touches, as bits (dz+1)*9 + (dy+1)*3 + (dx+1) of
@@ -194,10 +209,13 @@ template <typename T> LB_FN void ws_relax(ws_smem<T> &s, const geom &g, const lb
             s.dirty[cur ^ 1][c] = 0; /* no one sets the next flags before the barrier below */
             if (!(s.fl[li] & 1) || !again) continue;
             const T lp = s.sl[c];
-            unsigned long long best = KEY_NONE;
+            unsigned long long best = KEY_NONE, kb = KEY_NONE;
+            T bl = lp;
             for (int k = 0; k < g.n; ++k) {
-                const unsigned long long v = ws_candidate(s.sk[c + dh[k]], s.sl[c + dh[k]], s.ip[li], lp);
-                if (v < best) best = v;
+                const unsigned long long kq = s.sk[c + dh[k]];
+                const T lq = s.sl[c + dh[k]];
+                const unsigned long long v = ws_candidate(kq, lq, s.ip[li], lp);
+                if (v != KEY_NONE && ws_better(v, lq, kq, best, bl, kb)) best = v, bl = lq, kb = kq;
             }
             s.nk[li] = best;
             if (best != s.sk[c]) changed = true;

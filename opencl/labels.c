@@ -7,8 +7,9 @@
  * scanned the same way and added back), labels = rank of the root + 1.
  *
  * Watershed: levels by the backend's own reconstruction by erosion (reconstruct.c), then the
- * plateau distances and then the labels, each relaxed with a 32-bit atomic minimum from a list of
- * changed pixels (watershed.cl says why two passes), rounds enqueued in batches with the counts
+ * plateau distances and then the labels (an entry after a climb only from its lower neighbours
+ * with the least (L, D)), each relaxed with a 32-bit atomic minimum from a list of changed
+ * pixels (watershed.cl says why two passes), rounds enqueued in batches with the counts
  * on the device (as the Danielsson EDT in edt.c). 32-bit atomics only: any OpenCL 1.2 device.
  */
 #include "ocl.h"

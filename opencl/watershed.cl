@@ -7,10 +7,11 @@
  * changed pixels. (L, D) of a pixel only falls as its neighbours' fall, so the relaxation ends at
  * the least (L, D) whatever the order.
  * Phase 3 (ws_round, phase 1): labels by a 32-bit atomic minimum along the edges q -> p whose
- * candidate (max(L_q, in_p), in_p > L_q ? 0 : D_q + 1) equals p's final (L, D). Those edges
- * raise (L, D) strictly, so the smallest label over them is unique; one 64-bit (D, label) key
- * relaxed in a single pass is not: after a strict climb (D = 0) a label that q held only at a
- * worse D would stay at p.
+ * candidate (max(L_q, in_p), in_p > L_q ? 0 : D_q + 1) equals p's final (L, D); at a climb
+ * (D = 0) only from the lower neighbours with the least (L_q, D_q) (the flood that arrived
+ * first, iwpp.h). Those edges raise (L, D) strictly, so the smallest label over them is unique;
+ * one 64-bit (D, label) key relaxed in a single pass is not: after a strict climb (D = 0) a
+ * label that q held only at a worse D would stay at p.
  * Classes: 0 = outside the mask, 1 = inside, 2 = a marker inside (D = 0 and its label, fixed).
  */
 #define CLS_OUT 0
@@ -87,9 +88,27 @@ inline void ws_list(uint p, uint round, __global volatile uint *mark, __global u
     if (atomic_xchg(&mark[p], round) != round) out_list[atomic_inc(out_n)] = p;
 }
 
+/* Whether q (level lq, final D dq) is among the first floods to reach p by a climb (in ip): no
+ * reached neighbour of p below ip has a smaller (L, D). */
+inline int ws_first_climb(uint p, pix_t ip, pix_t lq, uint dq, __global const pix_t *lev,
+                          __global volatile uint *dist, int w, int h, int d, __constant int4 *offs,
+                          int noffs)
+{
+    const int3 c = coords_of(p, w, h);
+    for (int k = 0; k < noffs; ++k) {
+        if (!inside(c, offs[k], w, h, d)) continue;
+        const uint r = p + (uint)offs[k].w;
+        const uint dr = dist[r];
+        const pix_t lr = lev[r];
+        if (dr == UNREACHED || !(lr < ip)) continue;
+        if (lr < lq || (lr == lq && dr < dq)) return 0;
+    }
+    return 1;
+}
+
 /* From q to its free neighbours whose level q's flood reaches: phase 0 lowers their D, phase 1
- * their label where q's candidate D is their final D. A pixel lowered goes in the private ring,
- * or on the next round's list when the ring is full. */
+ * their label where q's candidate D is their final D (after a climb: only the first floods). A
+ * pixel lowered goes in the private ring, or on the next round's list when the ring is full. */
 inline int ws_relax(int phase, uint q, __global const pix_t *in, __global const pix_t *lev,
                     __global const uchar *cls, __global volatile uint *dist,
                     __global volatile uint *lab, int w, int h, int d, __constant int4 *offs,
@@ -112,7 +131,9 @@ inline int ws_relax(int phase, uint q, __global const pix_t *in, __global const 
         if (phase == 0) {
             if (cand >= dist[p] || cand >= atomic_min(&dist[p], cand)) continue;
         } else {
-            if (cand != dist[p] || labq >= lab[p] || labq >= atomic_min(&lab[p], labq)) continue;
+            if (cand != dist[p] || labq >= lab[p]) continue;
+            if (climbs && !ws_first_climb(p, ip, lq, dq, lev, dist, w, h, d, offs, noffs)) continue;
+            if (labq >= atomic_min(&lab[p], labq)) continue;
         }
         if (tail - head < WS_RING) ring[tail++ % WS_RING] = p;
         else ws_list(p, round, mark, out_list, out_n);

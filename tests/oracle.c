@@ -332,11 +332,14 @@ int64_t oracle_label(const double *in, odims d, int conn, int equal, uint32_t *o
     return count;
 }
 
-/* (L, D, label) of the watershed, compared lexicographically. */
+/* (L, D, label) of the watershed, compared lexicographically, and (L, D) of the neighbour the
+ * label came from (the tie rule at climbs). */
 typedef struct wcost {
     double level;
     int64_t steps;
     uint32_t label; /* 0 = not reached */
+    double src_level;
+    int64_t src_steps;
 } wcost;
 
 static int wcost_less(wcost a, wcost b)
@@ -344,6 +347,34 @@ static int wcost_less(wcost a, wcost b)
     if (a.level != b.level) return a.level < b.level;
     if (a.steps != b.steps) return a.steps < b.steps;
     return a.label < b.label;
+}
+
+/* Candidates compare as (L, D, L_src, D_src, label): at a climb entry the flood that arrived
+ * first wins. */
+static int wcand_less(wcost a, wcost b)
+{
+    if (a.level != b.level) return a.level < b.level;
+    if (a.steps != b.steps) return a.steps < b.steps;
+    if (a.src_level != b.src_level) return a.src_level < b.src_level;
+    if (a.src_steps != b.src_steps) return a.src_steps < b.src_steps;
+    return a.label < b.label;
+}
+
+/* The least candidate p's reached neighbours offer from their current states. */
+static wcost ws_recompute(const double *in, const wcost *c, odims d, int off[][3], int nn, int64_t x,
+                          int64_t y, int64_t z)
+{
+    const int64_t p = x + d.w * (y + d.h * z);
+    wcost best = {in[p], 0, 0, 0.0, 0};
+    for (int k = 0; k < nn; ++k) {
+        const int64_t q = neighbor_at(d, x, y, z, off[k]);
+        if (q < 0 || c[q].label == 0) continue;
+        const int climb = in[p] > c[q].level;
+        const wcost cand = {climb ? in[p] : c[q].level, climb ? 0 : c[q].steps + 1, c[q].label, c[q].level,
+                            c[q].steps};
+        if (best.label == 0 || wcand_less(cand, best)) best = cand;
+    }
+    return best;
 }
 
 void oracle_watershed(const double *in, const uint32_t *markers, const double *mask, odims d, int conn,
@@ -357,7 +388,7 @@ void oracle_watershed(const double *in, const uint32_t *markers, const double *m
     for (int64_t i = 0; i < n; ++i) {
         const int inside = !mask || mask[i] != 0.0;
         fixed[i] = inside && markers[i] != 0;
-        c[i] = (wcost){in[i], 0, fixed[i] ? markers[i] : 0};
+        c[i] = (wcost){in[i], 0, fixed[i] ? markers[i] : 0, 0.0, 0};
     }
     for (int changed = 1; changed;) {
         changed = 0;
@@ -368,15 +399,8 @@ void oracle_watershed(const double *in, const uint32_t *markers, const double *m
                     if (fixed[p] || (mask && mask[p] == 0.0)) continue;
                     /* recomputed from the neighbours' current states, not kept as a minimum
                      * over their past ones: a neighbour's earlier, worse state may carry a
-                     * smaller label that ties after a strict climb (both give (in_p, 0)) */
-                    wcost best = {in[p], 0, 0};
-                    for (int k = 0; k < nn; ++k) {
-                        const int64_t q = neighbor_at(d, x, y, z, off[k]);
-                        if (q < 0 || c[q].label == 0) continue;
-                        wcost cand = {in[p] > c[q].level ? in[p] : c[q].level,
-                                      in[p] > c[q].level ? 0 : c[q].steps + 1, c[q].label};
-                        if (best.label == 0 || wcost_less(cand, best)) best = cand;
-                    }
+                     * label that wins after a strict climb (both give (in_p, 0)) */
+                    const wcost best = ws_recompute(in, c, d, off, nn, x, y, z);
                     if (best.label != c[p].label || best.level != c[p].level || best.steps != c[p].steps)
                         c[p] = best, changed = 1;
                 }

@@ -9,7 +9,8 @@
  *          raster order as label.cu's count/rank/final kernels do, == oracle_label;
  *   watershed: levels by oracle_reconstruct (by erosion, as watershed.cu asks the backend),
  *          keys, rounds, output == oracle_watershed (lines 0 and 1, with and without a mask);
- *          and oracle_watershed (lines 0) == a priority flood in (L, D, label) order.
+ *          and oracle_watershed (lines 0) == a priority flood in (L, D, L_src, D_src, label)
+ *          order.
  * Exit status 0 when all are equal.
  */
 #define LB_HOST 1
@@ -164,11 +165,12 @@ static void host_watershed(const std::vector<double> &v, const std::vector<uint3
     for (int64_t i = 0; i < n; ++i) out[(size_t)i] = ws_out_label<T>(i, K.data(), L.data(), upd.data(), g, lines);
 }
 
-/* Meyer's priority flood in (L, D, label) order (markers fixed, no lines). */
+/* Meyer's priority flood in (L, D, L_src, D_src, label) order, L_src and D_src those of the
+ * pixel that queued the item (markers fixed, no lines). */
 static void priority_flood(const std::vector<double> &v, const std::vector<uint32_t> &mk, const double *mask, odims d,
                            int conn, std::vector<uint32_t> &out)
 {
-    typedef std::tuple<double, unsigned long long, uint32_t, int64_t> item;
+    typedef std::tuple<double, unsigned long long, double, unsigned long long, uint32_t, int64_t> item;
     std::priority_queue<item, std::vector<item>, std::greater<item>> pq;
     const geom g = make_geom_host(d, conn);
     const int64_t n = odims_count(d);
@@ -176,14 +178,14 @@ static void priority_flood(const std::vector<double> &v, const std::vector<uint3
     auto inside = [&](int64_t i) { return !mask || mask[i] != 0.0; };
     out.assign((size_t)n, 0);
     for (int64_t i = 0; i < n; ++i)
-        if (inside(i) && mk[(size_t)i]) pq.push(item(v[(size_t)i], 0, mk[(size_t)i], i));
+        if (inside(i) && mk[(size_t)i]) pq.push(item(v[(size_t)i], 0, 0.0, 0, mk[(size_t)i], i));
     while (!pq.empty()) {
         const item e = pq.top();
         pq.pop();
-        const int64_t p = std::get<3>(e);
+        const int64_t p = std::get<5>(e);
         if (done[(size_t)p]) continue;
         done[(size_t)p] = 1;
-        out[(size_t)p] = std::get<2>(e);
+        out[(size_t)p] = std::get<4>(e);
         const int64_t x = p % d.w, r = p / d.w, y = r % d.h, z = r / d.h;
         for (int k = 0; k < g.n; ++k) {
             const int64_t qx = x + g.off[k][0], qy = y + g.off[k][1], qz = z + g.off[k][2];
@@ -191,7 +193,8 @@ static void priority_flood(const std::vector<double> &v, const std::vector<uint3
             const int64_t q = qx + d.w * (qy + d.h * qz);
             if (done[(size_t)q] || !inside(q) || mk[(size_t)q]) continue;
             const double lv = std::get<0>(e), iq = v[(size_t)q];
-            pq.push(item(iq > lv ? iq : lv, iq > lv ? 0 : std::get<1>(e) + 1, std::get<2>(e), q));
+            const unsigned long long dv = std::get<1>(e);
+            pq.push(item(iq > lv ? iq : lv, iq > lv ? 0 : dv + 1, lv, dv, std::get<4>(e), q));
         }
     }
 }

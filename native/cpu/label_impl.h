@@ -198,7 +198,8 @@ static inline int LFN(ws_nbs)(const ws_job *J, int64_t p, int border, int64_t *q
 }
 
 /* Source of level lv at p (not yet reached): a marker (its own label) or an entry pixel
- * (in = L: the smallest label among reached neighbours of a lower level), at D = 0. */
+ * (in = L) next to reached pixels of lower levels, at D = 0. An entry takes the label of the
+ * flood that arrived first: its lower neighbour with the least (level, D, label). */
 static inline uint32_t LFN(ws_source_label)(const ws_job *J, int64_t p, uint32_t lv)
 {
     ws_px *px = J->px;
@@ -207,12 +208,15 @@ static inline uint32_t LFN(ws_source_label)(const ws_job *J, int64_t p, uint32_t
     if (!(f & WS_ENTRY)) return 0;
     int64_t q[26];
     const int c = LFN(ws_nbs)(J, p, f & WS_BORDER, q);
-    uint32_t best = 0;
+    const ws_px *best = NULL;
     for (int k = 0; k < c; ++k) {
         const ws_px *r = &px[q[k]];
-        if (r->lab && r->level < lv && (!best || r->lab < best)) best = r->lab;
+        if (!r->lab || r->level >= lv) continue;
+        if (!best || r->level < best->level ||
+            (r->level == best->level && (r->dist < best->dist || (r->dist == best->dist && r->lab < best->lab))))
+            best = r;
     }
-    return best;
+    return best ? best->lab : 0;
 }
 
 /* Breadth-first pass over the plateau of level lv from the queued sources: a pixel takes

@@ -10,7 +10,8 @@
  *   1. level L = reconstruction by erosion of (in at the markers, max elsewhere) over
  *      (in inside the mask, max outside), with this backend's own reconstruction;
  *   2. pixels inside the mask sorted by L; per level, the markers and the entry pixels
- *      (in = L, next to a reached pixel of a lower level; they take the smallest such label)
+ *      (in = L, next to a reached pixel of a lower level; they take the label of the least
+ *      such (L, D, label): the flood that arrived first)
  *      start at D = 0, and a breadth-first pass over the level's plateau gives every other
  *      pixel of the level its exact D and the smallest label among those at that D;
  *   3. the output (and the watershed lines) in one pass, written only once nothing can fail.

@@ -419,14 +419,18 @@ IWPP_API iwpp_status iwpp_label(iwpp_context *ctx, const iwpp_image *in, int con
  *   L = the least, over such paths, of the highest value of @p in along the path (the flooding
  *       level at which p is reached);
  *   D = the number of steps on that level's plateau since the flood last climbed strictly;
- * precisely, (L, D, label) of p is the least, over its neighbours q inside the mask that are
- * reached, of (max(L_q, in_p), in_p > L_q ? 0 : D_q + 1, label_q) taken from q's own final
- * (L, D, label) (so among floods that arrive at the same cost, the smallest label wins; a label
- * that reaches q only at a worse cost does not count at p). Marker pixels inside the mask keep
- * their label and cost (in(p), 0). This is the priority flood of Meyer's
- * algorithm with plateaus split by geodesic distance; it differs from scikit-image's
- * watershed and MorphoLibJ only where two floods reach a pixel at the same level and the same
- * plateau distance (they break that tie by queue order, this by the smaller label).
+ * precisely, p takes the least, over its neighbours q inside the mask that are reached, of
+ *   (max(L_q, in_p), in_p > L_q ? 0 : D_q + 1, L_q, D_q, label_q)
+ * from q's own final (L, D, label): the first two are p's (L, D), the last its label (a label
+ * that reaches q only at a worse cost does not count at p). Off a climb every winner has
+ * (L_q, D_q) = (L_p, D_p - 1), so the smallest label among them wins. Where p is entered by a
+ * strict climb (in_p > L_q, D = 0), it takes the label of its lower neighbour with the least
+ * (L_q, D_q, label_q): the flood that arrived first, as in Meyer's priority flood, not merely
+ * the smallest label among its lower neighbours. Marker pixels inside the mask keep their label
+ * and cost (in(p), 0). This is the priority flood of Meyer's algorithm with plateaus split by
+ * geodesic distance; it differs from scikit-image's watershed and MorphoLibJ only where floods
+ * tie at the same (L, D, L_q, D_q) (they break that tie by queue order, this by the smaller
+ * label).
  * Pixels outside the mask and pixels no marker reaches are 0. Markers outside the mask are
  * ignored.
  *

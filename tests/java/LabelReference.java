@@ -4,7 +4,9 @@
  * label), and the watershed straight from the definition of iwpp_watershed in
  * native/include/iwpp.h: every pixel holds (L, D, label), markers are fixed at
  * (in, 0, label), the others are recomputed from their reached neighbours'
- * current states until nothing changes; then the optional lines. Images are contiguous x + w*(y + h*z).
+ * current states until nothing changes, taking the least candidate
+ * (L, D, L_q, D_q, label_q) (after a climb, the flood that arrived first wins);
+ * then the optional lines. Images are contiguous x + w*(y + h*z).
  */
 package iwpp;
 
@@ -51,6 +53,14 @@ final class LabelReference {
         return ka < kb;
     }
 
+    /** (L, D, L_q, D_q, label) of a candidate: @p a before @p b. */
+    private static boolean lessCandidate(double[] a, double[] b) {
+        for (int k = 0; k < 5; k++)
+            if (a[k] != b[k])
+                return a[k] < b[k];
+        return false;
+    }
+
     /** The watershed of @p in from @p markers inside @p mask (null = everywhere). */
     static long[] watershed(double[] in, long[] markers, double[] mask, int w, int h, int d, int conn,
             boolean lines) {
@@ -71,8 +81,7 @@ final class LabelReference {
                 /* recomputed from the neighbours' current states (not a minimum with p's earlier
                    state: a label that reaches a neighbour only at a worse cost must not stay) */
                 int x = p % w, y = (p / w) % h, z = p / (w * h);
-                double bl = in[p];
-                long bd = 0, bk = 0;
+                double[] best = null;
                 for (int[] o : nb) {
                     int xx = x + o[0], yy = y + o[1], zz = z + o[2];
                     if (xx < 0 || yy < 0 || zz < 0 || xx >= w || yy >= h || zz >= d)
@@ -83,12 +92,12 @@ final class LabelReference {
                     boolean climb = in[p] > level[q];
                     double cl = climb ? in[p] : level[q];
                     long cd = climb ? 0 : steps[q] + 1;
-                    if (bk == 0 || less(cl, cd, lab[q], bl, bd, bk)) {
-                        bl = cl;
-                        bd = cd;
-                        bk = lab[q];
-                    }
+                    double[] cand = { cl, cd, level[q], steps[q], lab[q] };
+                    if (best == null || lessCandidate(cand, best))
+                        best = cand;
                 }
+                double bl = best == null ? in[p] : best[0];
+                long bd = best == null ? 0 : (long) best[1], bk = best == null ? 0 : (long) best[4];
                 if (bk != lab[p] || bl != level[p] || bd != steps[p]) {
                     level[p] = bl;
                     steps[p] = bd;

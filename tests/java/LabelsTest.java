@@ -182,8 +182,9 @@ public class LabelsTest {
 
     @Test
     public void watershedHandCheckedRidgeAndPlateau() {
-        /* a ridge at x=3: both floods reach it at level 3, climbing (D = 0): the smaller label wins;
-           with lines it becomes 0, because its neighbour x=4 (level 2) is lower */
+        /* a ridge at x=3: both floods reach it at level 3, climbing (D = 0) from the same
+           (L, D) = (2, 0): the smaller label wins; with lines it becomes 0, because its
+           neighbour x=4 (level 2) is lower */
         double[] ridge = { 0, 1, 2, 3, 2, 1, 0 };
         long[] ends = { 1, 0, 0, 0, 0, 0, 2 };
         checkRow(ridge, ends, null, false, new long[] { 1, 1, 1, 1, 2, 2, 2 });
@@ -197,6 +198,22 @@ public class LabelsTest {
         /* an odd plateau: the middle pixel is D=2 from both sides; the smaller label takes it */
         double[] odd = { 0, 5, 5, 5, 0 };
         checkRow(odd, new long[] { 3, 0, 0, 0, 2 }, null, false, new long[] { 3, 3, 2, 2, 2 });
+    }
+
+    @Test
+    public void watershedClimbFollowsTheFirstFlood() {
+        /* x=2 (3) is entered by a climb from x=1 (L=1, D=0, label 2) and from x=3 (L=1, D=2,
+           label 1): the flood that arrived first, label 2, takes it, not the smaller label */
+        double[] plateau = { 0, 1, 3, 1, 1, 1, 0 };
+        long[] ends = { 2, 0, 0, 0, 0, 0, 1 };
+        checkRow(plateau, ends, null, false, new long[] { 2, 2, 2, 1, 1, 1, 1 });
+        /* lines: x=2 (3, 0, label 2) has the smaller neighbour x=3 (1, 2, label 1) */
+        checkRow(plateau, ends, null, true, new long[] { 2, 2, 0, 1, 1, 1, 1 });
+        /* x=2 (3) is entered from x=1 (L=2, label 1) and x=3 (L=1, label 2): the lower level wins */
+        double[] slope = { 0, 2, 3, 1, 0 };
+        long[] ends2 = { 1, 0, 0, 0, 2 };
+        checkRow(slope, ends2, null, false, new long[] { 1, 1, 2, 2, 2 });
+        checkRow(slope, ends2, null, true, new long[] { 1, 1, 0, 2, 2 });
     }
 
     @Test

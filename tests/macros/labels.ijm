@@ -96,8 +96,8 @@ checkEq(maxValue(), 2, "labeling slice by slice: numbered per slice");
 checkEq(countValue(1), 3, "labeling slice by slice: label 1 in each slice");
 
 // ---- Marker-controlled Watershed ---------------------------------------------------
-// a ridge at x=3: both floods reach it at level 3 after a climb; the smaller label takes it,
-// and with lines it is 0 (its neighbour x=4 is lower)
+// a ridge at x=3: both floods reach it at level 3 after a climb from the same level and
+// distance; the smaller label takes it, and with lines it is 0 (its neighbour x=4 is lower)
 row(newArray(0, 1, 2, 3, 2, 1, 0), 3, "8-bit");
 rename("ridge");
 row(newArray(1, 0, 0, 0, 0, 0, 2), 3, "32-bit"); // markers in a float image: whole numbers

@@ -7,8 +7,9 @@
  * image (8-bit, 16-bit, or 32-bit holding whole numbers; 0 = no marker),
  * inside the mask (nonzero = inside; None = the whole image). The result is
  * unique: a pixel takes the label of the marker that reaches it at the lowest
- * flooding level, then the fewest steps on that level's plateau, then the
- * smallest label (native/include/iwpp.h, iwpp_watershed). With "lines",
+ * flooding level, then the fewest steps on that level's plateau; where floods
+ * climb into a pixel, the one that arrived first; then the smallest label
+ * (native/include/iwpp.h, iwpp_watershed). With "lines",
  * watershed lines of 0 separate the regions. Result: "<input>-watershed".
  */
 package iwpp.plugin;
