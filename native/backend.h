@@ -195,6 +195,9 @@ struct iwpp_context {
     iwpp_progress_fn progress;      /* NULL = none */
     void *progress_user;
     char tune[IWPP_TUNE_COUNT][32]; /* tuning settings ("" = default), see native/tuning.c */
+    int short_waves;                /* > 0 while a composed op runs reconstructions whose waves stay
+                                       short (regional extrema, the distance watershed): the CUDA
+                                       plan then takes one raster iteration instead of two */
     iwpp_stats stats;               /* filled by the last successful op (backends add their parts) */
     char message[1024];
 };

@@ -115,6 +115,7 @@ static iwpp_status run_composed_on(iwpp_context *ctx, int tiled, composed_op op,
          * Only a constant image has a maximum at the type's minimum: it is all maxima. */
         double lo, hi;
         if ((st = iwpp_bufset_alloc(&s, IWPP_U8, in, &r)) || (st = ops->minmax(ctx, f, &lo, &hi))) break;
+        ctx->short_waves++; /* the waves of (in - one step) stop at each plateau's edge */
         if (lo == hi) {
             st = ops->pointwise(ctx, IWPP_PW_FILL, r, NULL, NULL, 255.0);
         } else if (op == REG_MAX) {
@@ -126,6 +127,7 @@ static iwpp_status run_composed_on(iwpp_context *ctx, int tiled, composed_op op,
                 !(st = recon(ctx, tiled, m, f, conn, IWPP_BY_EROSION)))
                 st = ops->pointwise(ctx, IWPP_PW_GREATER, r, m, f, 0);
         }
+        ctx->short_waves--;
         break;
     }
     case H_MAX:

@@ -43,9 +43,11 @@ static iwpp_status regional_extrema(iwpp_context *ctx, const iwpp_buf *f, iwpp_b
     iwpp_status st = ops->minmax(ctx, f, &lo, &hi);
     if (st) return st;
     if (lo == hi) return ops->pointwise(ctx, IWPP_PW_FILL, r, NULL, NULL, 255.0);
-    if ((st = ops->pointwise(ctx, maxima ? IWPP_PW_STEP_DOWN : IWPP_PW_STEP_UP, t, f, NULL, 0)) ||
-        (st = ops->reconstruct(ctx, t, f, conn, maxima ? IWPP_BY_DILATION : IWPP_BY_EROSION)))
-        return st;
+    ctx->short_waves++; /* the waves of (f - one step) stop at each plateau's edge */
+    if (!(st = ops->pointwise(ctx, maxima ? IWPP_PW_STEP_DOWN : IWPP_PW_STEP_UP, t, f, NULL, 0)))
+        st = ops->reconstruct(ctx, t, f, conn, maxima ? IWPP_BY_DILATION : IWPP_BY_EROSION);
+    ctx->short_waves--;
+    if (st) return st;
     return ops->pointwise(ctx, maxima ? IWPP_PW_LESS : IWPP_PW_GREATER, r, t, f, 0);
 }
 
@@ -152,11 +154,13 @@ iwpp_status iwpp_impose_minima(iwpp_context *ctx, const iwpp_image *in, const iw
 /* Markers: labels (of @p mk's type) of the regional maxima of the h-maxima of @p dist;
  * @p a, @p b F32 scratch, @p r U8 scratch. */
 static iwpp_status dw_markers(iwpp_context *ctx, const iwpp_buf *dist, iwpp_buf *a, iwpp_buf *b, iwpp_buf *r,
-                              double dynamic, int conn, iwpp_buf *mk)
+                              double dynamic, int short_h, int conn, iwpp_buf *mk)
 {
     int64_t count = 0;
-    iwpp_status st;
-    if ((st = h_extrema(ctx, dist, a, dynamic, conn, 1)) || (st = iwpp_progress_report(ctx, 0.4)) ||
+    ctx->short_waves += short_h;
+    iwpp_status st = h_extrema(ctx, dist, a, dynamic, conn, 1);
+    ctx->short_waves -= short_h;
+    if (st || (st = iwpp_progress_report(ctx, 0.4)) ||
         (st = regional_extrema(ctx, a, b, r, conn, 1)) || (st = iwpp_progress_report(ctx, 0.5)))
         return st;
     return ctx->ops->label(ctx, r, conn, IWPP_LABEL_BINARY, mk, &count);
@@ -169,6 +173,10 @@ static iwpp_status dw_run(iwpp_context *ctx, const iwpp_image *binary, const dou
     const iwpp_backend_ops *ops = ctx->ops;
     iwpp_bufset s = {.ctx = ctx}, s2 = {.ctx = ctx};
     iwpp_buf *bin = NULL, *dist = NULL, *a = NULL, *b = NULL, *r = NULL, *mk = NULL, *lab = NULL;
+    /* The distance climbs at most one pixel size per pixel, so the h-maxima's waves reach about
+     * dynamic / (pixel size) pixels: short for the dynamics that split nuclei. */
+    const double px = binary->depth > 1 ? fmin(sp[0], fmin(sp[1], sp[2])) : fmin(sp[0], sp[1]);
+    const int short_h = dynamic <= 16.0 * px;
     iwpp_status st;
     if (!(st = iwpp_bufset_input(&s, binary, &bin)) && !(st = iwpp_bufset_alloc(&s, IWPP_F32, binary, &dist)) &&
         !(st = iwpp_bufset_alloc(&s, IWPP_F32, binary, &a)) && !(st = iwpp_bufset_alloc(&s, IWPP_F32, binary, &b)) &&
@@ -176,7 +184,7 @@ static iwpp_status dw_run(iwpp_context *ctx, const iwpp_image *binary, const dou
         !(st = iwpp_bufset_alloc(&s2, labels_out->type, binary, &mk)) &&
         !(st = iwpp_bufset_output(&s2, labels_out->type, labels_out, binary, NULL, &lab)) &&
         !(st = ops->edt(ctx, bin, IWPP_EDT_EXACT, sp, dist, NULL)) && !(st = iwpp_progress_report(ctx, 0.2)) &&
-        !(st = dw_markers(ctx, dist, a, b, r, dynamic, conn, mk)) &&
+        !(st = dw_markers(ctx, dist, a, b, r, dynamic, short_h, conn, mk)) &&
         /* relief -dist (0 - dist), inside the objects (dist > 0) */
         !(st = ops->pointwise(ctx, IWPP_PW_FILL, a, NULL, NULL, 0.0)) &&
         !(st = ops->pointwise(ctx, IWPP_PW_GREATER, r, dist, a, 0)) &&
@@ -184,7 +192,9 @@ static iwpp_status dw_run(iwpp_context *ctx, const iwpp_image *binary, const dou
         /* the backend's own fractions land in [0.6, 0.95]; lab may be labels_out: no cancel after it */
         iwpp_progress_span span;
         iwpp_progress_push(ctx, &span, 0.6, 0.95);
+        ctx->short_waves++; /* the levels of a smooth relief (-dist) from one marker per object */
         st = ops->watershed(ctx, b, mk, r, conn, lines, lab);
+        ctx->short_waves--;
         iwpp_progress_pop(ctx, &span);
         if (!st) st = ops->download(ctx, lab, labels_out);
     }
