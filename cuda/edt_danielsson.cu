@@ -86,26 +86,18 @@ template <typename IdxT>
 __global__ void dan_collect(const unsigned long long *vr, geom g, double hx, double hy, double hz, IdxT *out,
                             long long cap, unsigned long long *count)
 {
-    const int64_t n = g.w * g.h * g.d;
-    for (int64_t b0 = (int64_t)blockIdx.x * blockDim.x; b0 < n; b0 += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t p = b0 + threadIdx.x;
+    for_each_pixel_by_rows(g, [&](int64_t p, int64_t x, int64_t y, int64_t z, bool valid) {
         bool act = false;
-        if (p < n) {
-            const unsigned long long s = vr[p];
-            if (s != SITE_NONE) {
-                const int64_t x = p % g.w, r = p / g.w, y = r % g.h, z = r / g.h;
-                for (int k = 0; k < g.n && !act; ++k) {
-                    const int64_t qx = x + g.off[k][0], qy = y + g.off[k][1], qz = z + g.off[k][2];
-                    if (qx < 0 || qx >= g.w || qy < 0 || qy >= g.h || qz < 0 || qz >= g.d) continue;
-                    const unsigned long long c = vr[qx + g.w * (qy + g.h * qz)];
-                    act = c != s && (c == SITE_NONE ||
-                                     site_d2(s, qx, qy, qz, hx, hy, hz) < site_d2(c, qx, qy, qz, hx, hy, hz));
-                }
-            }
+        const unsigned long long s = valid ? vr[p] : SITE_NONE;
+        for (int k = 0; k < g.n && !act && s != SITE_NONE; ++k) {
+            const int64_t qx = x + g.off[k][0], qy = y + g.off[k][1], qz = z + g.off[k][2];
+            if (qx < 0 || qx >= g.w || qy < 0 || qy >= g.h || qz < 0 || qz >= g.d) continue;
+            const unsigned long long c = vr[qx + g.w * (qy + g.h * qz)];
+            act = c != s && (c == SITE_NONE || site_d2(s, qx, qy, qz, hx, hy, hz) < site_d2(c, qx, qy, qz, hx, hy, hz));
         }
         const unsigned long long pos = warp_append_slot(act, count);
         if (act && (long long)pos < cap) out[pos] = (IdxT)p;
-    }
+    });
 }
 
 __global__ void dan_final(const unsigned long long *vr, float *dist, int64_t *nearest, int64_t w, int64_t h, int64_t n,

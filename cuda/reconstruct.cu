@@ -156,14 +156,10 @@ __global__ void collect_kernel(const T *J, const T *__restrict__ I, geom g, IdxT
                                unsigned long long *count)
 {
     typedef order<ERO> O;
-    const int64_t n = g.w * g.h * g.d;
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t b0 = (int64_t)blockIdx.x * blockDim.x; b0 < n; b0 += stride) {
-        const int64_t p = b0 + threadIdx.x;
+    for_each_pixel_by_rows(g, [&](int64_t p, int64_t x, int64_t y, int64_t z, bool valid) {
         bool act = false;
-        if (p < n) {
+        if (valid) {
             const T jp = J[p];
-            const int64_t x = p % g.w, r = p / g.w, y = r % g.h, z = r / g.h;
             for (int k = 0; k < g.n && !act; ++k) {
                 const int64_t qx = x + g.off[k][0], qy = y + g.off[k][1], qz = z + g.off[k][2];
                 if (qx < 0 || qx >= g.w || qy < 0 || qy >= g.h || qz < 0 || qz >= g.d) continue;
@@ -174,7 +170,7 @@ __global__ void collect_kernel(const T *J, const T *__restrict__ I, geom g, IdxT
         }
         const unsigned long long pos = warp_append_slot(act, count);
         if (act && (long long)pos < cap) out[pos] = (IdxT)p;
-    }
+    });
 }
 
 /* The propagation policy of reconstruction for mlq_kernel. */
