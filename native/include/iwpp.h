@@ -449,8 +449,10 @@ IWPP_API iwpp_status iwpp_watershed(iwpp_context *ctx, const iwpp_image *in,
  * dynamic @p dynamic (regional maxima of its h-maxima, h = dynamic, in the units of spacing),
  * labelled under @p connectivity; then iwpp_watershed of the negated distance from those
  * markers inside the objects. Splits touching round objects. An object whose largest distance is
- * at most @p dynamic has no marker (the h-maxima flatten it to the background) and comes out 0;
- * lower @p dynamic to keep small objects. @p labels_out: U16 or U32.
+ * at most @p dynamic has no marker (the h-maxima flatten it to the background) and comes out 0,
+ * unless no object is higher than @p dynamic: then the h-maxima are constant, every pixel is a
+ * maximum, and every object comes out as label 1. Lower @p dynamic to keep small objects.
+ * @p labels_out: U16 or U32.
  */
 IWPP_API iwpp_status iwpp_distance_watershed(iwpp_context *ctx, const iwpp_image *binary,
                                              const double spacing[3], double dynamic,
