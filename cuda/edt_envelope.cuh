@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <type_traits>
 
 #ifdef EM_HOST
 #define EM_FN inline
@@ -28,7 +29,7 @@
 /* ---- Pass C (and pass B in 3D) by merged band envelopes: work independent of the picture ----
  * The method of opencl/edt_exact.cl, one line (a row, or a column along y) in shared memory:
  *   1. the line's f (2D rows: the site row of each column as a uint16, f re-formed; 3D rows and
- *      columns: f itself as a double);
+ *      columns: f itself);
  *   2. each band of RB_S sites: its lower envelope (the CPU's intersection test), a stack of
  *      offsets of which a range [lo, hi) is live;
  *   3. log2(bands) levels of merges: neighbouring groups of bands are joined by their bridge
@@ -38,25 +39,55 @@
  *      is monotone along a convex chain), else a binary search inside the band finds the end:
  *      a merge costs O(bands dropped + log RB_S) whatever the picture;
  *   4. the surviving sites are compacted into E[0..m);
- *   5. each pixel binary-searches E (values along the envelope are unimodal at x) and forms
+ *   5. each envelope site k > 0 gets B[k], the first position where it beats site k - 1 (the
+ *      comparison of step 6, so B is the envelope's partition of the line as step 6 would see it);
+ *   6. each pixel x takes the site k with the largest B[k] <= x (a search over integers) and forms
  *      d2 = f + ((x - p) * h)^2, the CPU's expression: any true minimiser gives its distance.
- * Shared memory per line (em_bytes): sites, E (2 n), prv, nxt, gF, gL (int16 NB each), pre
- * (uint16 NB), cs (uint16 NC + 1), lo, hi (uint8 NB), stk (uint8 32 NB); n <= 65535, and for
- * 2D rows h < 65535. */
+ * Arithmetic (INTV): doubles in the CPU's order for any spacing; with unit spacing every value
+ * the CPU forms is an integer below 2^53, exact in double, so the same comparisons in integers
+ * (int f and d2, 64-bit products) decide the same way, without the int-to-double conversions
+ * that dominate the double path (the caller keeps w^2 + h^2 + d^2 < 2^31).
+ * Shared memory per line (em_bytes): f (uint16 site rows, or f as double / int), E and B (2 n
+ * each), prv, nxt, gF, gL (int16 NB each), pre (uint16 NB), cs (uint16 NC + 1), lo, hi (uint8
+ * NB), stk (uint8 32 NB); n <= 65535, and for 2D rows h < 65535. */
 #define EM_NONE 0xFFFF
 #define EM_MAX 65535
 
-static inline size_t em_bytes(int64_t n, bool dbl)
+static inline size_t em_bytes(int64_t n, bool stored, bool intv = false)
 {
     const size_t nb = (size_t)((n + RB_S - 1) / RB_S), nc = (nb + 7) / 8;
-    const size_t sb = ((dbl ? 8 : 2) * (size_t)RB_PAD(n) + 7) & ~(size_t)7;
-    return ((sb + 2 * (size_t)n + 2 * 4 * nb + 2 * nb + 2 * (nc + 1) + 2 * nb + RB_S * nb) + 15) & ~(size_t)15;
+    const size_t fb = stored ? (intv ? 4 : 8) : 2;
+    const size_t sb = (fb * (size_t)RB_PAD(n) + 7) & ~(size_t)7;
+    return ((sb + 4 * (size_t)n + 2 * 4 * nb + 2 * nb + 2 * (nc + 1) + 2 * nb + RB_S * nb) + 15) & ~(size_t)15;
 }
 
-/* DBL: f stored as doubles (3D), else as uint16 site rows with f = ((y - row) * hy)^2 (2D rows) */
-template <bool DBL> struct em_line {
-    uint16_t *su, *E, *pre, *cs;
-    double *sd;
+/* The two arithmetics: f and d2 of a site (V), the intersection test and the boundary. */
+EM_FN double em_inf(double) { return INFINITY; }
+EM_FN int em_inf(int) { return 0x7FFFFFFF; }
+EM_FN double em_sq(int t, double h, double) { const double u = (double)t * h; return u * u; }
+EM_FN int em_sq(int t, double, int) { return t * t; }
+/* whether p (between pp on its left and q on its right) is hidden: the CPU's test */
+EM_FN bool em_hidden(double fpp, double fp, double fq, int pp, int p, int q, double h2)
+{
+    const double num = (fq - fp) + h2 * (double)((int64_t)(q - p) * (q + p));
+    const double den = 2.0 * h2 * (double)(q - p);
+    const double zn = (fp - fpp) + h2 * (double)((int64_t)(p - pp) * (p + pp));
+    const double zd = 2.0 * h2 * (double)(p - pp);
+    return !(num * zd > zn * den);
+}
+EM_FN bool em_hidden(int fpp, int fp, int fq, int pp, int p, int q, double)
+{
+    const int64_t num = (int64_t)(fq - fp) + (int64_t)(q - p) * (q + p), den = 2 * (int64_t)(q - p);
+    const int64_t zn = (int64_t)(fp - fpp) + (int64_t)(p - pp) * (p + pp), zd = 2 * (int64_t)(p - pp);
+    return !(num * zd > zn * den);
+}
+
+/* STORED: f held as V (3D), else as uint16 site rows with f = ((y - row) * hy)^2 (2D rows).
+ * INTV: integer arithmetic (unit spacing), else double. */
+template <bool STORED, bool INTV = false> struct em_line {
+    typedef typename std::conditional<INTV, int, double>::type V;
+    uint16_t *su, *E, *B, *pre, *cs;
+    V *sv;
     unsigned char *stk, *lo, *hi;
     int16_t *prv, *nxt, *gF, *gL;
     int n, NB, NC, y;
@@ -66,11 +97,12 @@ template <bool DBL> struct em_line {
         n = len;
         NB = (n + RB_S - 1) / RB_S;
         NC = (NB + 7) / 8;
-        const int sbytes = ((DBL ? 8 : 2) * RB_PAD(n) + 7) & ~7;
-        sd = (double *)base;
+        const int sbytes = ((STORED ? (int)sizeof(V) : 2) * RB_PAD(n) + 7) & ~7;
+        sv = (V *)base;
         su = (uint16_t *)base;
         E = (uint16_t *)((unsigned char *)base + sbytes);
-        prv = (int16_t *)(E + n);
+        B = E + n;
+        prv = (int16_t *)(B + n);
         nxt = prv + NB;
         gF = nxt + NB;
         gL = gF + NB;
@@ -80,32 +112,24 @@ template <bool DBL> struct em_line {
         hi = lo + NB;
         stk = hi + NB;
     }
-    EM_FN double f(int p) const
+    EM_FN V f(int p) const
     {
-        if (DBL) return sd[RB_PAD(p)];
+        if (STORED) return sv[RB_PAD(p)];
         const uint16_t c = su[RB_PAD(p)];
-        if (c == EM_NONE) return INFINITY;
-        const double t = (double)(y - (int)c) * hy;
-        return t * t;
+        if (c == EM_NONE) return em_inf(V());
+        return em_sq(y - (int)c, hy, V());
     }
+    /* d2 of site p at x: the CPU's f + ((x - p) * h)^2 */
+    EM_FN V g(int p, int x) const { return f(p) + em_sq(x - p, h, V()); }
     EM_FN int pos(int b, int k) const { return b * RB_S + stk[k * NB + b]; }
-    /* whether p (between pp on its left and q on its right) is hidden: the CPU's test */
-    EM_FN bool hidden(int pp, int p, int q) const
-    {
-        const double fq = f(q), fp = f(p), fpp = f(pp);
-        const double num = (fq - fp) + h2 * (double)((int64_t)(q - p) * (q + p));
-        const double den = 2.0 * h2 * (double)(q - p);
-        const double zn = (fp - fpp) + h2 * (double)((int64_t)(p - pp) * (p + pp));
-        const double zd = 2.0 * h2 * (double)(p - pp);
-        return !(num * zd > zn * den);
-    }
+    EM_FN bool hidden(int pp, int p, int q) const { return em_hidden(f(pp), f(p), f(q), pp, p, q, h2); }
     /* step 2 for band b */
     EM_DEV void build(int b) const
     {
         const int l0 = b * RB_S, l1 = l0 + RB_S < n ? l0 + RB_S : n;
         int k = -1;
         for (int q = l0; q < l1; ++q) {
-            if (f(q) == INFINITY) continue;
+            if (f(q) == em_inf(V())) continue;
             while (k >= 1 && hidden(l0 + stk[(k - 1) * NB + b], l0 + stk[k * NB + b], q)) --k;
             ++k;
             stk[k * NB + b] = (unsigned char)(q - l0);
@@ -229,35 +253,55 @@ template <bool DBL> struct em_line {
         const int b = t % NB, k = t / NB;
         if (k >= lo[b] && k < hi[b]) E[pre[b] + k - lo[b]] = (uint16_t)(b * RB_S + stk[k * NB + b]);
     }
-    /* step 5: the envelope site of position x (-1 if none) and its d2 */
-    EM_DEV int find(int x, double &best) const
+    /* step 5: B[k], the first position x (0..n) where site E[k] beats E[k - 1] */
+    EM_DEV void bound(int k) const
+    {
+        if (k == 0) {
+            B[0] = 0;
+            return;
+        }
+        const int a = E[k - 1], b = E[k];
+        int x;
+        if (INTV) {
+            /* g(b, x) < g(a, x)  <=>  2 (b - a) x > f(b) - f(a) + (b - a)(b + a) */
+            const int64_t num = (int64_t)f(b) - (int64_t)f(a) + (int64_t)(b - a) * (b + a), den = 2 * (int64_t)(b - a);
+            const int64_t fl = num >= 0 ? num / den : -((-num + den - 1) / den);
+            x = fl + 1 < 0 ? 0 : fl + 1 > n ? n : (int)(fl + 1);
+        } else {
+            /* the exact crossing as a first guess, then the comparison itself decides */
+            const double z = ((double)(f(b) - f(a)) / h2 + (double)((int64_t)(b - a) * (b + a))) / (2.0 * (double)(b - a));
+            x = !(z > -1.0) ? 0 : z >= (double)n ? n : (int)floor(z) + 1;
+            while (x > 0 && g(b, x - 1) < g(a, x - 1)) --x;
+            while (x < n && !(g(b, x) < g(a, x))) ++x;
+        }
+        B[k] = (uint16_t)x;
+    }
+    /* step 6: the envelope site of position x (-1 if none) and its d2 */
+    EM_FN int find(int x, V &best) const
     {
         const int m = cs[NC];
-        best = INFINITY;
+        best = em_inf(V());
         if (m == 0) return -1;
         int a = 0, c = m - 1;
         while (a < c) {
-            const int mid = (a + c) >> 1;
-            const int p0 = E[mid], p1 = E[mid + 1];
-            const double t0 = (double)(x - p0) * h, t1 = (double)(x - p1) * h;
-            if (f(p1) + t1 * t1 < f(p0) + t0 * t0)
-                a = mid + 1;
+            const int mid = (a + c + 1) >> 1;
+            if (B[mid] <= x)
+                a = mid;
             else
-                c = mid;
+                c = mid - 1;
         }
         const int p = E[a];
-        const double t = (double)(x - p) * h;
-        best = f(p) + t * t;
+        best = g(p, x);
         return p;
     }
 };
 
-/* Steps 2-4 for the `lines` lines of a block (line j at base + j * line_bytes), threads spread
+/* Steps 2-5 for the `lines` lines of a block (line j at base + j * line_bytes), threads spread
  * over (line, item) pairs with the line index fastest. */
-template <bool DBL> EM_DEV void em_solve(unsigned char *base, int64_t line_bytes, int lines, int n, double hy,
-                                             double h, int y)
+template <bool STORED, bool INTV> EM_DEV void em_solve(unsigned char *base, int64_t line_bytes, int lines, int n,
+                                                       double hy, double h, int y)
 {
-    em_line<DBL> L;
+    em_line<STORED, INTV> L;
     L.layout(base, n);
     const int NB = L.NB, NC = L.NC, tid = EM_TID, nth = EM_NTH;
 #define EM_AT(j) (L.layout(base + (int64_t)(j) * line_bytes, n), L.y = y, L.hy = hy, L.h = h, L.h2 = h * h, L)
@@ -278,6 +322,11 @@ template <bool DBL> EM_DEV void em_solve(unsigned char *base, int64_t line_bytes
     for (int t = tid; t < lines * NC; t += nth) EM_AT(t % lines).band_offsets(t / lines);
     EM_SYNC();
     for (int t = tid; t < lines * NB * RB_S; t += nth) EM_AT(t % lines).place(t / lines);
+    EM_SYNC();
+    for (int t = tid; t < lines * n; t += nth) {
+        const int j = t % lines, k = t / lines;
+        if (k < EM_AT(j).cs[NC]) L.bound(k);
+    }
     EM_SYNC();
 #undef EM_AT
 }

@@ -480,16 +480,18 @@ __global__ void __launch_bounds__(THREADS) edt_rows(const int32_t *__restrict__ 
 
 #include "edt_envelope.cuh" /* em_line, em_solve: merged band envelopes (see there) */
 
-/* Pass C: one block per row (a loop over rows). */
-template <bool IS3>
+/* Pass C: one block per row (a loop over rows). INTV: unit spacing, integer arithmetic. */
+template <bool IS3, bool INTV>
 __global__ void __launch_bounds__(RB_THREADS) edt_rows_env(const int32_t *__restrict__ ny,
                                                            const int32_t *__restrict__ nz, float *__restrict__ dist,
                                                            int64_t *__restrict__ nearest, int64_t w, int64_t h,
                                                            int64_t rows, double hx, double hy, double hz)
 {
     extern __shared__ double em_smem[];
+    typedef em_line<IS3, INTV> line;
+    typedef typename line::V V;
     const int W = (int)w, tid = threadIdx.x, nth = blockDim.x;
-    em_line<IS3> L;
+    line L;
     L.layout(em_smem, W);
     L.hy = hy;
     L.h = hx;
@@ -502,23 +504,19 @@ __global__ void __launch_bounds__(RB_THREADS) edt_rows_env(const int32_t *__rest
         for (int x = tid; x < W; x += nth) {
             const int32_t cy = ny[rb + x];
             if (IS3) {
-                double f = INFINITY;
-                if (cy != NO_SITE) {
-                    const double tz = (double)(z - nz[rb + x]) * hz;
-                    const double ty = (double)(y - cy) * hy;
-                    f = tz * tz + ty * ty;
-                }
-                L.sd[RB_PAD(x)] = f;
+                V f = em_inf(V());
+                if (cy != NO_SITE) f = em_sq(z - nz[rb + x], hz, V()) + em_sq(y - cy, hy, V());
+                L.sv[RB_PAD(x)] = f;
             } else {
                 L.su[RB_PAD(x)] = cy == NO_SITE ? (uint16_t)EM_NONE : (uint16_t)cy;
             }
         }
         __syncthreads();
-        em_solve<IS3>((unsigned char *)em_smem, 0, 1, W, hy, hx, y);
+        em_solve<IS3, INTV>((unsigned char *)em_smem, 0, 1, W, hy, hx, y);
         for (int x = tid; x < W; x += nth) {
-            double best;
+            V best;
             const int bi = L.find(x, best);
-            dist[rb + x] = (float)sqrt(best);
+            dist[rb + x] = bi < 0 ? INFINITY : (float)sqrt((double)best);
             if (nearest) {
                 if (bi < 0) {
                     nearest[rb + x] = -1;
@@ -533,15 +531,18 @@ __global__ void __launch_bounds__(RB_THREADS) edt_rows_env(const int32_t *__rest
 }
 
 /* Pass B (3D, along y): one block per tile of TX consecutive columns of a slice z, each column a
- * line of h with f = ((z - sz) * hz)^2 (double), in its own area of line_bytes; loads and stores
+ * line of h with f = ((z - sz) * hz)^2, in its own area of line_bytes; loads and stores
  * touch TX consecutive words of an image row. Pixel y takes the envelope site p minimising
  * f[p] + ((y - p) * hy)^2, the CPU's pass B expression; pass C forms tz^2 + ty^2 from it. */
 #define EM_COL_THREADS 256
+template <bool INTV>
 __global__ void __launch_bounds__(EM_COL_THREADS) edt_cols_env(const int32_t *__restrict__ nz, int32_t *__restrict__ ny2,
                                                            int32_t *__restrict__ nz2, int64_t w, int64_t h, int64_t d,
                                                            int TX, int64_t line_bytes, double hy, double hz)
 {
     extern __shared__ double ce_smem[];
+    typedef em_line<true, INTV> line;
+    typedef typename line::V V;
     unsigned char *const sm = (unsigned char *)ce_smem;
     const int H = (int)h, tid = threadIdx.x, nth = blockDim.x;
     const int64_t ntx = (w + TX - 1) / TX, tiles = ntx * d;
@@ -553,21 +554,16 @@ __global__ void __launch_bounds__(EM_COL_THREADS) edt_cols_env(const int32_t *__
         for (int t = tid; t < tw * H; t += nth) {
             const int j = t % tw, y = t / tw;
             const int32_t c = nz[base + (int64_t)y * w + j];
-            double f = INFINITY;
-            if (c != NO_SITE) {
-                const double tq = (double)(z - c) * hz;
-                f = tq * tq;
-            }
-            ((double *)(sm + (int64_t)j * line_bytes))[RB_PAD(y)] = f;
+            ((V *)(sm + (int64_t)j * line_bytes))[RB_PAD(y)] = c == NO_SITE ? em_inf(V()) : em_sq((int)z - c, hz, V());
         }
         __syncthreads();
-        em_solve<true>(sm, line_bytes, tw, H, 0.0, hy, 0);
+        em_solve<true, INTV>(sm, line_bytes, tw, H, 0.0, hy, 0);
         for (int t = tid; t < tw * H; t += nth) {
             const int j = t % tw, y = t / tw;
-            em_line<true> L;
+            line L;
             L.layout(sm + (int64_t)j * line_bytes, H);
             L.h = hy;
-            double best;
+            V best;
             const int bi = L.find(y, best);
             const int64_t o = base + (int64_t)y * w + j;
             ny2[o] = bi < 0 ? NO_SITE : bi;
@@ -1063,10 +1059,13 @@ struct cu_plan {
     size_t cb_line; /* shared memory of one column of a tile */
     int cb_tx;      /* columns per tile */
     int wb_seg;     /* long-line segment length */
+    bool intv;      /* merged envelopes in integers: unit spacing, w^2 + h^2 + d^2 < 2^31 */
 };
 
-static void plan_exact(const iwpp_context *ctx, const cuda_state *st, int64_t w, int64_t h, int64_t d, cu_plan *P)
+static void plan_exact(const iwpp_context *ctx, const cuda_state *st, int64_t w, int64_t h, int64_t d,
+                       const double sp[3], cu_plan *P)
 {
+    P->intv = sp[0] == 1.0 && sp[1] == 1.0 && sp[2] == 1.0 && w * w + h * h + d * d < ((int64_t)1 << 31);
     const char *wb_env = iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_WIDE), *rv = iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_ROWS),
                *cv = iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_COLS), *tv = iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_COL_TILE);
     const long long wb_want = wb_env ? atoll(wb_env) : -1;
@@ -1075,7 +1074,7 @@ static void plan_exact(const iwpp_context *ctx, const cuda_state *st, int64_t w,
     const int64_t wb_max = (int64_t)INT32_MAX - 64; /* positions and band ends stay in int */
     P->wb_seg = wb_want > 0 ? (int)(wb_want < (1 << 24) ? wb_want : (1 << 24)) : WB_SEG_DEFAULT;
     const bool rows_fit = rb_smem_bytes(w) <= st->smem_optin && w < 0x7FFFFFFF;
-    if (wb_want <= 0 && !rows_banded && w <= EM_MAX && (d > 1 || h < EM_MAX) && em_bytes(w, d > 1) <= st->smem_optin)
+    if (wb_want <= 0 && !rows_banded && w <= EM_MAX && (d > 1 || h < EM_MAX) && em_bytes(w, d > 1, P->intv) <= st->smem_optin)
         P->rows = ROWS_MERGED;
     else if (rows_fit && (wb_want == 0 || (wb_want < 0 && (rows_banded || w < WB_AUTO_MIN_W))))
         P->rows = ROWS_BANDED;
@@ -1087,11 +1086,11 @@ static void plan_exact(const iwpp_context *ctx, const cuda_state *st, int64_t w,
     P->cb_line = 0;
     P->cb_tx = 1;
     if (d > 1) {
-        const bool merged_fit = h <= EM_MAX && em_bytes(h, true) <= st->smem_optin,
+        const bool merged_fit = h <= EM_MAX && em_bytes(h, true, P->intv) <= st->smem_optin,
                    banded_fit = cb_line_bytes(h) <= st->smem_optin && h < 0x7FFFFFFF;
         if (wb_want <= 0 && cb_want != 0 && !cols_banded && merged_fit) {
             P->cols = COLS_MERGED;
-            P->cb_line = em_bytes(h, true);
+            P->cb_line = em_bytes(h, true, P->intv);
         } else if (wb_want <= 0 && cb_want != 0 && banded_fit) {
             P->cols = COLS_BANDED;
             P->cb_line = cb_line_bytes(h);
@@ -1209,8 +1208,9 @@ static iwpp_status shape_rows(iwpp_context *ctx, const cu_plan &P, int64_t w, in
     const int want_t = ev ? atoi(ev) : 0;
     if (P.rows == ROWS_MERGED) {
         /* about 4 pixels a thread, 64 to 512 threads (short 3D rows: more blocks per SM) */
-        *kern = d > 1 ? edt_rows_env<true> : edt_rows_env<false>;
-        sh->smem = em_bytes(w, d > 1);
+        *kern = d > 1 ? (P.intv ? edt_rows_env<true, true> : edt_rows_env<true, false>)
+                      : (P.intv ? edt_rows_env<false, true> : edt_rows_env<false, false>);
+        sh->smem = em_bytes(w, d > 1, P.intv);
         sh->threads = 64;
         while (sh->threads < RB_THREADS && (int64_t)sh->threads * 4 < w) sh->threads *= 2;
         if (want_t >= 64 && want_t <= RB_THREADS && (want_t & (want_t - 1)) == 0) sh->threads = (unsigned)want_t;
@@ -1231,7 +1231,7 @@ static iwpp_status shape_rows(iwpp_context *ctx, const cu_plan &P, int64_t w, in
 static iwpp_status shape_cols(iwpp_context *ctx, const cu_plan &P, int64_t w, int64_t d, col_kernel *kern,
                               launch_shape *sh)
 {
-    *kern = P.cols == COLS_MERGED ? edt_cols_env : edt_cols;
+    *kern = P.cols != COLS_MERGED ? edt_cols : P.intv ? edt_cols_env<true> : edt_cols_env<false>;
     sh->threads = CB_THREADS;
     sh->smem = (size_t)P.cb_tx * P.cb_line;
     return shape_blocks(ctx, *kern, CB_THREADS, sh->smem, (w + P.cb_tx - 1) / P.cb_tx * d,
@@ -1339,7 +1339,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     cuda_state *st = cu_state(ctx);
     const int64_t w = bin->w, h = bin->h, d = bin->d, n = w * h * d;
     cu_plan P;
-    plan_exact(ctx, st, w, h, d, &P);
+    plan_exact(ctx, st, w, h, d, sp, &P);
     exact_layout X;
     plan_layout(P, w, h, d, &X);
     void *mem = NULL;
@@ -1364,8 +1364,8 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     if ((e = cu_timer_stop(ctx)) != IWPP_OK) return e;
     static const char *const rows_name[] = {"/merged-rows", "/banded-rows", "/wide-rows", ""};
     static const char *const cols_name[] = {"", "/merged-cols", "/banded-cols", "/wide-cols", ""};
-    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-exact-separable%s%s", rows_name[P.rows],
-             cols_name[P.cols]);
+    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-exact-separable%s%s%s", rows_name[P.rows],
+             cols_name[P.cols], P.intv && (P.rows == ROWS_MERGED || P.cols == COLS_MERGED) ? "/int" : "");
     ctx->stats.rounds = d > 1 ? 3 : (h > 1 ? 2 : 1);
     return IWPP_OK;
 }

@@ -48,24 +48,25 @@ static void pass_a(const uint8_t *in, int64_t len, int64_t count, int32_t *out)
 }
 
 /* edt_cols_env for every column (x, z): ny2, nz2 from nz */
+template <bool INTV>
 static void pass_b(const int32_t *nz, int32_t *ny2, int32_t *nz2, int64_t w, int64_t h, int64_t d, double hy, double hz)
 {
     unsigned char *sm = (unsigned char *)g_smem.data();
     for (int64_t z = 0; z < d; ++z)
         for (int64_t x = 0; x < w; ++x) {
             const int64_t base = z * w * h + x;
-            double *sf = (double *)sm;
+            typedef typename em_line<true, INTV>::V V;
+            V *sf = (V *)sm;
             for (int64_t y = 0; y < h; ++y) {
                 const int32_t c = nz[base + y * w];
-                const double t = (double)(z - c) * hz;
-                sf[RB_PAD(y)] = c == NO_SITE ? INFINITY : t * t;
+                sf[RB_PAD(y)] = c == NO_SITE ? em_inf(V()) : em_sq((int)(z - c), hz, V());
             }
-            em_solve<true>(sm, 0, 1, (int)h, 0.0, hy, 0);
-            em_line<true> L;
+            em_solve<true, INTV>(sm, 0, 1, (int)h, 0.0, hy, 0);
+            em_line<true, INTV> L;
             L.layout(sm, (int)h);
             L.h = hy;
             for (int64_t y = 0; y < h; ++y) {
-                double best;
+                V best;
                 const int bi = L.find((int)y, best);
                 ny2[base + y * w] = bi < 0 ? NO_SITE : bi;
                 nz2[base + y * w] = bi < 0 ? NO_SITE : nz[base + (int64_t)bi * w];
@@ -74,12 +75,13 @@ static void pass_b(const int32_t *nz, int32_t *ny2, int32_t *nz2, int64_t w, int
 }
 
 /* edt_rows_env for every row */
-template <bool IS3>
+template <bool IS3, bool INTV>
 static void pass_c(const int32_t *ny, const int32_t *nz, float *dist, int64_t *nearest, int64_t w, int64_t h,
                    int64_t rows, double hx, double hy, double hz)
 {
     unsigned char *sm = (unsigned char *)g_smem.data();
-    em_line<IS3> L;
+    em_line<IS3, INTV> L;
+    typedef typename em_line<IS3, INTV>::V V;
     L.layout(sm, (int)w);
     L.hy = hy;
     L.h = hx;
@@ -91,22 +93,18 @@ static void pass_c(const int32_t *ny, const int32_t *nz, float *dist, int64_t *n
         for (int64_t x = 0; x < w; ++x) {
             const int32_t cy = ny[rb + x];
             if (IS3) {
-                double f = INFINITY;
-                if (cy != NO_SITE) {
-                    const double tz = (double)(z - nz[rb + x]) * hz;
-                    const double ty = (double)(y - cy) * hy;
-                    f = tz * tz + ty * ty;
-                }
-                L.sd[RB_PAD(x)] = f;
+                V f = em_inf(V());
+                if (cy != NO_SITE) f = em_sq(z - nz[rb + x], hz, V()) + em_sq(y - cy, hy, V());
+                L.sv[RB_PAD(x)] = f;
             } else {
                 L.su[RB_PAD(x)] = cy == NO_SITE ? (uint16_t)EM_NONE : (uint16_t)cy;
             }
         }
-        em_solve<IS3>(sm, 0, 1, (int)w, hy, hx, y);
+        em_solve<IS3, INTV>(sm, 0, 1, (int)w, hy, hx, y);
         for (int64_t x = 0; x < w; ++x) {
-            double best;
+            V best;
             const int bi = L.find((int)x, best);
-            dist[rb + x] = (float)sqrt(best);
+            dist[rb + x] = bi < 0 ? INFINITY : (float)sqrt((double)best);
             if (bi < 0) {
                 nearest[rb + x] = -1;
             } else {
@@ -126,8 +124,9 @@ static double d2_of(int64_t a, int64_t b, int64_t w, int64_t h, const double *sp
     return (tz * tz + ty * ty) + tx * tx;
 }
 
-/* the family fam, or (fam NULL) random background of density p */
-static int run(const char *fam, int64_t w, int64_t h, int64_t d, const double *sp, double p = 0.0,
+/* the family fam, or (fam NULL) random background of density p; intv: the integer arithmetic
+ * (unit spacing only, as edt_exact.cu chooses it) */
+static int run(const char *fam, int64_t w, int64_t h, int64_t d, const double *sp, bool intv, double p = 0.0,
                uint64_t seed = 0)
 {
     const int64_t n = w * h * d;
@@ -151,11 +150,19 @@ static int run(const char *fam, int64_t w, int64_t h, int64_t d, const double *s
     g_smem.assign(em_bytes(w > h ? w : h, true) / sizeof(double) + 8, 0.0);
     if (d == 1) {
         pass_a(img.data(), w, h, s1.data());
-        pass_c<false>(s1.data(), NULL, dist.data(), near.data(), w, h, h, sp[0], sp[1], sp[2]);
+        if (intv)
+            pass_c<false, true>(s1.data(), NULL, dist.data(), near.data(), w, h, h, sp[0], sp[1], sp[2]);
+        else
+            pass_c<false, false>(s1.data(), NULL, dist.data(), near.data(), w, h, h, sp[0], sp[1], sp[2]);
     } else {
         pass_a(img.data(), w * h, d, s1.data());
-        pass_b(s1.data(), ny2.data(), nz2.data(), w, h, d, sp[1], sp[2]);
-        pass_c<true>(ny2.data(), nz2.data(), dist.data(), near.data(), w, h, h * d, sp[0], sp[1], sp[2]);
+        if (intv) {
+            pass_b<true>(s1.data(), ny2.data(), nz2.data(), w, h, d, sp[1], sp[2]);
+            pass_c<true, true>(ny2.data(), nz2.data(), dist.data(), near.data(), w, h, h * d, sp[0], sp[1], sp[2]);
+        } else {
+            pass_b<false>(s1.data(), ny2.data(), nz2.data(), w, h, d, sp[1], sp[2]);
+            pass_c<true, false>(ny2.data(), nz2.data(), dist.data(), near.data(), w, h, h * d, sp[0], sp[1], sp[2]);
+        }
     }
     std::vector<int64_t> bg;
     std::vector<int32_t> bx, by, bz; /* coordinates of the background pixels */
@@ -183,7 +190,8 @@ static int run(const char *fam, int64_t w, int64_t h, int64_t d, const double *s
         else if (bg.empty() ? q != -1 : (q < 0 || q >= n || img[(size_t)q] != 0 || (float)sqrt(d2_of(i, q, w, h, sp)) != want))
             why = "nearest is not a background pixel at that distance";
         if (why) {
-            printf("FAIL: %s %lldx%lldx%lld spacing (%g,%g,%g): pixel %lld: %s (got %.9g nearest %lld, want %.9g)\n", fam,
+            printf("FAIL: %s%s %lldx%lldx%lld spacing (%g,%g,%g): pixel %lld: %s (got %.9g nearest %lld, want %.9g)\n", fam,
+                   intv ? " (integer arithmetic)" : "",
                    (long long)w, (long long)h, (long long)d, sp[0], sp[1], sp[2], (long long)i, why,
                    (double)dist[(size_t)i], (long long)q, (double)want);
             return 1;
@@ -197,16 +205,23 @@ int main(void)
     static const double sps[3][3] = {{1, 1, 1}, {0.5, 2.0, 1.25}, {1.25, 0.75, 3.0}};
     static const int64_t sizes[][3] = {{200, 60, 1}, {1100, 5, 1}, {2100, 2, 1}, {37, 70, 1}, {24, 40, 12}, {70, 9, 5}};
     int fails = 0, cases = 0;
+    /* unit spacing runs both arithmetics; the others the double one */
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si)
-        for (int f = 0; f < synth_edt_family_count(); ++f, ++cases)
-            fails += run(synth_edt_family_name(f), sizes[si][0], sizes[si][1], sizes[si][2], sps[(si + (size_t)f) % 3]);
+        for (int f = 0; f < synth_edt_family_count(); ++f) {
+            const double *sp = sps[(si + (size_t)f) % 3];
+            for (int iv = 0; iv < (sp == sps[0] ? 2 : 1); ++iv, ++cases)
+                fails += run(synth_edt_family_name(f), sizes[si][0], sizes[si][1], sizes[si][2], sp, iv == 1);
+        }
     /* random backgrounds: envelopes of every length, bands emptied by merges at every level */
     static const int64_t rsizes[][3] = {{400, 30, 1}, {1500, 6, 1}, {3000, 3, 1}, {24, 30, 12}};
     static const double dens[] = {0.0005, 0.003, 0.02, 0.1, 0.4};
     uint64_t seed = 100;
     for (size_t si = 0; si < sizeof rsizes / sizeof rsizes[0]; ++si)
-        for (size_t k = 0; k < sizeof dens / sizeof dens[0]; ++k, ++cases, ++seed)
-            fails += run(NULL, rsizes[si][0], rsizes[si][1], rsizes[si][2], sps[(si + k) % 3], dens[k], seed);
+        for (size_t k = 0; k < sizeof dens / sizeof dens[0]; ++k, ++seed) {
+            const double *sp = sps[(si + k) % 3];
+            for (int iv = 0; iv < (sp == sps[0] ? 2 : 1); ++iv, ++cases)
+                fails += run(NULL, rsizes[si][0], rsizes[si][1], rsizes[si][2], sp, iv == 1, dens[k], seed);
+        }
     printf("%d of %d cases exact\n", cases - fails, cases);
     return fails ? 1 : 0;
 }
