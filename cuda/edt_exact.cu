@@ -45,8 +45,9 @@ template <typename T> __device__ __forceinline__ bool is_bg(const T *p, int64_t 
  * lines (2D: len = w, count = h; 3D: len = w*h, count = d): out[k*len + i] = the nearest k' with
  * in[k'*len + i] background (ties: the smaller k', as the CPU's sweeps), or NO_SITE.
  * Columns are cut into segments of SEG_A planes so that len*nseg threads share the work:
- * A1 records each segment's first and last background plane, A2 sweeps its segment with the
- * nearest background above and below found from those summaries. */
+ * A1 records each segment's first and last background plane, A2 writes its segment once from a
+ * mask of its background planes and the nearest background above and below found from those
+ * summaries (2D merged rows: as uint16, half the bytes for pass C to read). */
 #define SEG_A 128
 
 template <typename T>
@@ -67,28 +68,55 @@ __global__ void edt_pass_a1(const T *__restrict__ in, int64_t len, int64_t count
     }
 }
 
-template <typename T>
+/* The segment's background planes as a 128-bit mask (two words): the first set bit at or after
+ * j (0..SEG_A), or -1. */
+__device__ __forceinline__ int seg_next_bg(uint64_t lo, uint64_t hi, int j)
+{
+    if (j < 64) {
+        const uint64_t m = lo >> j;
+        if (m) return j + __ffsll((long long)m) - 1;
+        j = 64;
+    }
+    if (j >= 128) return -1;
+    const uint64_t m = hi >> (j - 64);
+    return m ? j + __ffsll((long long)m) - 1 : -1;
+}
+
+/* A2: each pixel's nearest background plane, the nearer of the one at or above (ties) and the one
+ * below, written once; the segment's background planes are read once into a mask. M: int32_t, or
+ * uint16_t for 2D maps (NO_SITE as 0xFFFF: edt_rows_env reads them so). */
+template <typename T, typename M>
 __global__ void edt_pass_a2(const T *__restrict__ in, int64_t len, int64_t count, int64_t nseg,
                             const int32_t *__restrict__ first, const int32_t *__restrict__ last,
-                            int32_t *__restrict__ out)
+                            M *__restrict__ out)
 {
+    static_assert(SEG_A == 128, "the mask holds 128 planes");
     for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < len * nseg; t += (int64_t)gridDim.x * blockDim.x) {
         const int64_t i = t % len, sg = t / len;
         const int64_t k0 = sg * SEG_A, k1 = k0 + SEG_A < count ? k0 + SEG_A : count;
         int32_t above = NO_SITE, below = NO_SITE;
         for (int64_t s = sg - 1; s >= 0 && above == NO_SITE; --s) above = last[s * len + i];
         for (int64_t s = sg + 1; s < nseg && below == NO_SITE; ++s) below = first[s * len + i];
-        int32_t prev = above;
+        uint64_t lo = 0, hi = 0;
         for (int64_t k = k0; k < k1; ++k) {
-            prev = is_bg(in, k * len + i) ? (int32_t)k : prev;
-            out[k * len + i] = prev;
+            const int j = (int)(k - k0);
+            if (is_bg(in, k * len + i)) {
+                if (j < 64)
+                    lo |= (uint64_t)1 << j;
+                else
+                    hi |= (uint64_t)1 << (j - 64);
+            }
         }
-        for (int64_t k = k1 - 1; k >= k0; --k) {
-            const int32_t cur = out[k * len + i];
-            const int32_t kk = (int32_t)k;
-            if (cur == kk) below = kk;
-            const bool take = (below != NO_SITE) && ((cur == NO_SITE) || (below - kk < kk - cur));
-            if (take) out[k * len + i] = below;
+        int32_t prev = above;
+        int nj = seg_next_bg(lo, hi, 0);
+        for (int64_t k = k0; k < k1; ++k) {
+            const int j = (int)(k - k0);
+            if (nj >= 0 && nj < j) nj = seg_next_bg(lo, hi, j);
+            const int32_t kk = (int32_t)k, nxt = nj >= 0 ? (int32_t)(k0 + nj) : below;
+            if (nj == j) prev = kk;
+            const bool take = (nxt != NO_SITE) && ((prev == NO_SITE) || (nxt - kk < kk - prev));
+            const int32_t site = take ? nxt : prev;
+            out[k * len + i] = site == NO_SITE ? (M)NO_SITE : (M)site;
         }
     }
 }
@@ -502,13 +530,13 @@ __global__ void __launch_bounds__(RB_THREADS) edt_rows_env(const int32_t *__rest
         L.y = y;
         __syncthreads();
         for (int x = tid; x < W; x += nth) {
-            const int32_t cy = ny[rb + x];
             if (IS3) {
+                const int32_t cy = ny[rb + x];
                 V f = em_inf(V());
                 if (cy != NO_SITE) f = em_sq(z - nz[rb + x], hz, V()) + em_sq(y - cy, hy, V());
                 L.sv[RB_PAD(x)] = f;
             } else {
-                L.su[RB_PAD(x)] = cy == NO_SITE ? (uint16_t)EM_NONE : (uint16_t)cy;
+                L.su[RB_PAD(x)] = ((const uint16_t *)ny)[rb + x]; /* 2D: pass A's uint16 map, EM_NONE = no site */
             }
         }
         __syncthreads();
@@ -1107,13 +1135,17 @@ static void plan_exact(const iwpp_context *ctx, const cuda_state *st, int64_t w,
 }
 
 template <typename T>
-static void launch_outer(cudaStream_t s, const void *in, int64_t len, int64_t count, int32_t *sum, int32_t *out)
+static void launch_outer(cudaStream_t s, const void *in, int64_t len, int64_t count, int32_t *sum, int32_t *out,
+                         bool map16)
 {
     const int64_t nseg = (count + SEG_A - 1) / SEG_A;
     int32_t *first = sum, *last = sum + len * nseg;
     const unsigned b = cu_blocks(len * nseg, 128, 1 << 30);
     edt_pass_a1<T><<<b, 128, 0, s>>>((const T *)in, len, count, nseg, first, last);
-    edt_pass_a2<T><<<b, 128, 0, s>>>((const T *)in, len, count, nseg, first, last, out);
+    if (map16)
+        edt_pass_a2<T, uint16_t><<<b, 128, 0, s>>>((const T *)in, len, count, nseg, first, last, (uint16_t *)out);
+    else
+        edt_pass_a2<T, int32_t><<<b, 128, 0, s>>>((const T *)in, len, count, nseg, first, last, out);
 }
 
 /* Device scratch of one call: the site maps, then one region shared by pass A's summaries, the
@@ -1268,13 +1300,13 @@ static iwpp_status prepare_wide(iwpp_context *ctx, const cu_plan &P, const iwpp_
 }
 
 /* Pass A along the outer axis, by input type. */
-static void run_pass_a(cudaStream_t s, const iwpp_buf *bin, int32_t *sum, int32_t *m0)
+static void run_pass_a(cudaStream_t s, const iwpp_buf *bin, int32_t *sum, int32_t *m0, bool map16)
 {
     const int64_t d = bin->d, alen = d > 1 ? bin->w * bin->h : bin->w, acount = d > 1 ? d : bin->h;
     switch (bin->type) {
-    case IWPP_U8: launch_outer<uint8_t>(s, bin->ptr, alen, acount, sum, m0); break;
-    case IWPP_U16: launch_outer<uint16_t>(s, bin->ptr, alen, acount, sum, m0); break;
-    default: launch_outer<float>(s, bin->ptr, alen, acount, sum, m0); break;
+    case IWPP_U8: launch_outer<uint8_t>(s, bin->ptr, alen, acount, sum, m0, map16); break;
+    case IWPP_U16: launch_outer<uint16_t>(s, bin->ptr, alen, acount, sum, m0, map16); break;
+    default: launch_outer<float>(s, bin->ptr, alen, acount, sum, m0, map16); break;
     }
 }
 
@@ -1358,7 +1390,7 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         return e;
     if ((e = prepare_wide(ctx, P, bin, sp, r.m0, stk, X, dist, nearest, &r.wrow, &r.wcol)) != IWPP_OK) return e;
     if ((e = cu_timer_start(ctx)) != IWPP_OK) return e;
-    run_pass_a(r.s, bin, (int32_t *)stk, r.m0);
+    run_pass_a(r.s, bin, (int32_t *)stk, r.m0, d == 1 && P.rows == ROWS_MERGED);
     if (d > 1) run_cols(P, r);
     run_rows(P, r, d > 1 ? r.m0 + n : r.m0, d > 1 ? r.m0 + 2 * n : NULL);
     if ((e = cu_timer_stop(ctx)) != IWPP_OK) return e;
