@@ -22,7 +22,7 @@
  *    driven by one thread; two workers on one GPU use two streams/queues, so one's copies
  *    overlap the other's kernels. The calling thread only reports progress and can cancel.
  *
- * Size: about 1450 lines: reconstruction and EDT by tiles share the worker pool, the tile
+ * Size: about 1600 lines: reconstruction and EDT by tiles share the worker pool, the tile
  * buffers and the scheduler's state, which stay private (static) to this file.
  */
 #define _POSIX_C_SOURCE 200809L
