@@ -70,7 +70,7 @@ endfunction()
 # ---- sub-build side (IWPP_CROSS_JNI=ON): the JNI library of this platform -------------------
 function(iwpp_cross_jni)
   find_package(Threads REQUIRED)
-  add_library(iwpp_jni_glue OBJECT ${PROJECT_SOURCE_DIR}/java/iwpp_jni.c ${PROJECT_SOURCE_DIR}/java/iwpp_jni_labels.c)
+  add_library(iwpp_jni_glue OBJECT ${PROJECT_SOURCE_DIR}/java/iwpp_jni.c ${PROJECT_SOURCE_DIR}/java/iwpp_jni_ops.c)
   set_target_properties(iwpp_jni_glue PROPERTIES C_VISIBILITY_PRESET hidden)
   string(REPLACE "|" ";" jni_dirs "${IWPP_JNI_INCLUDE_DIRS}")
   target_include_directories(iwpp_jni_glue PRIVATE ${jni_dirs} ${IWPP_JNI_HEADER_DIR})

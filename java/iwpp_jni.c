@@ -1,7 +1,7 @@
 /*
  * iwpp_jni.c - JNI glue between iwpp.IwppNative (Java) and the IWPP C library:
- * settings, contexts, progress, pixel copies, and the reconstruction/EDT entry
- * points. The label and watershed entry points are in iwpp_jni_labels.c; the
+ * settings, contexts, progress, pixel copies and the queries. The operations'
+ * entry points (one per kind of native/ops.def) are in iwpp_jni_ops.c; the
  * helpers both files use are declared in iwpp_jni.h.
  *
  * Rules kept here:
@@ -24,7 +24,7 @@
  *    thread of this JNI call, whose JNIEnv is valid); tile workers never touch Java.
  * C11.
  *
- * Size: about 1050 lines: the rules above (references held once, exceptions, no critical region)
+ * Size: about 850 lines: the rules above (references held once, exceptions, no critical region)
  * are kept by helpers that every entry point shares; one file keeps them private (static).
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, posix_memalign */
@@ -504,49 +504,16 @@ static void accepted_names(unsigned accept, char *buf, size_t size)
     }
 }
 
-/**
- * Hold the slices of @p slices in out->refs, check them (all of one type, each
- * width*height long, none null) and make a contiguous native image. @p accept:
- * the set of allowed types (JT bits), 0 for any of U8/U16/F32. @p depth_of: if not NULL, the
- * image whose slice count this one must have. With @p copy_in the pixels are
- * copied in, else left undefined. Returns 0, or -1 with an exception pending
- * and nothing held.
- */
-static int jimage_build(JNIEnv *env, const char *what, jobjectArray slices, jint width, jint height,
-                        unsigned accept, const jimage *depth_of, int copy_in, jimage *out)
+/** Reads each slice reference of @p slices once into out->refs (global references; none
+ *  null). Returns 0, or -1 with an exception pending (what is held is freed by the caller). */
+static int hold_slices(JNIEnv *env, const char *what, jobjectArray slices, jsize depth, jimage *out)
 {
-    if (accept == 0)
-        accept = JT_GRAY;
-    memset(out, 0, sizeof *out);
-    out->what = what;
-    if (!slices) {
-        throw_fmt(env, IWPP_EINVAL, "%s is null.", what);
-        return -1;
-    }
-    if (width <= 0 || height <= 0) {
-        throw_fmt(env, IWPP_EINVAL, "width and height must be > 0 (got %d x %d).", (int)width,
-                  (int)height);
-        return -1;
-    }
-    int64_t plane = (int64_t)width * height;
-    jsize depth = (*env)->GetArrayLength(env, slices);
-    if (depth < 1) {
-        throw_fmt(env, IWPP_EINVAL, "%s has no slice.", what);
-        return -1;
-    }
-    if (depth_of && depth != depth_of->slices) {
-        throw_fmt(env, IWPP_EINVAL, "%s has %d slices but %s has %d.", what, (int)depth,
-                  depth_of->what, (int)depth_of->slices);
-        return -1;
-    }
     out->refs = calloc((size_t)depth, sizeof *out->refs);
     if (!out->refs) {
         throw_status(env, IWPP_ENOMEM, "IWPP: out of native memory for the slice references.");
         return -1;
     }
     out->slices = depth;
-
-    /* Read each slice reference once; everything below uses only out->refs. */
     for (jsize z = 0; z < depth; ++z) {
         jobject s = (*env)->GetObjectArrayElement(env, slices, z);
         if ((*env)->ExceptionCheck(env))
@@ -562,16 +529,24 @@ static int jimage_build(JNIEnv *env, const char *what, jobjectArray slices, jint
             return -1;
         }
     }
+    return 0;
+}
 
+/** The one type of the held slices of @p im (each in @p accept and @p plane long), or 0 with
+ *  an exception pending. */
+static iwpp_type held_type(JNIEnv *env, const jimage *im, unsigned accept, jint width, jint height)
+{
+    const char *what = im->what;
+    const int64_t plane = (int64_t)width * height;
     jclass cls[N_ARRAY_TYPES];
     if (array_classes(env, cls))
-        return -1;
+        return 0;
     char names[64];
     accepted_names(accept, names, sizeof names);
     iwpp_type type = 0;
     int bad = 0;
-    for (jsize z = 0; z < depth && !bad; ++z) {
-        jobject s = out->refs[z];
+    for (jsize z = 0; z < im->slices && !bad; ++z) {
+        jobject s = im->refs[z];
         iwpp_type t = type_of(env, cls, s);
         bad = 1;
         if (t == 0) {
@@ -595,12 +570,75 @@ static int jimage_build(JNIEnv *env, const char *what, jobjectArray slices, jint
     }
     for (int i = 0; i < N_ARRAY_TYPES; ++i)
         (*env)->DeleteLocalRef(env, cls[i]);
-    if (bad)
-        return -1;
+    return bad ? 0 : type;
+}
 
-    size_t esize = iwpp_type_size(type);
+/** Copies the held slices into im->view's buffer: 0, or -1 with an exception pending. */
+static int copy_slices_in(JNIEnv *env, const jimage *im)
+{
+    double t0 = now_ms();
+    const iwpp_type type = im->view.type;
+    const size_t plane = (size_t)(im->view.width * im->view.height), esize = iwpp_type_size(type);
+    const jsize n = (jsize)plane;
+    for (jsize z = 0; z < im->slices; ++z) {
+        jobject s = im->refs[z];
+        char *dst = (char *)im->view.data + (size_t)z * plane * esize;
+        switch (type) {
+        case IWPP_U8: (*env)->GetByteArrayRegion(env, (jbyteArray)s, 0, n, (jbyte *)dst); break;
+        case IWPP_U16: (*env)->GetShortArrayRegion(env, (jshortArray)s, 0, n, (jshort *)dst); break;
+        case IWPP_F32: (*env)->GetFloatArrayRegion(env, (jfloatArray)s, 0, n, (jfloat *)dst); break;
+        case IWPP_I64: (*env)->GetLongArrayRegion(env, (jlongArray)s, 0, n, (jlong *)dst); break;
+        case IWPP_U32: (*env)->GetIntArrayRegion(env, (jintArray)s, 0, n, (jint *)dst); break;
+        }
+        if ((*env)->ExceptionCheck(env))
+            break;
+    }
+    add_copy_ms(env, t0);
+    return (*env)->ExceptionCheck(env) ? -1 : 0;
+}
+
+/**
+ * Hold the slices of @p slices in out->refs, check them (all of one type, each
+ * width*height long, none null) and make a contiguous native image. @p accept:
+ * the set of allowed types (JT bits), 0 for any of U8/U16/F32. @p depth_of: if not NULL, the
+ * image whose slice count this one must have. With @p copy_in the pixels are
+ * copied in, else left undefined. Returns 0, or -1 with an exception pending
+ * (jimage_make frees what is held).
+ */
+static int jimage_build(JNIEnv *env, const char *what, jobjectArray slices, jint width, jint height,
+                        unsigned accept, const jimage *depth_of, int copy_in, jimage *out)
+{
+    if (accept == 0)
+        accept = JT_GRAY;
+    memset(out, 0, sizeof *out);
+    out->what = what;
+    if (!slices) {
+        throw_fmt(env, IWPP_EINVAL, "%s is null.", what);
+        return -1;
+    }
+    if (width <= 0 || height <= 0) {
+        throw_fmt(env, IWPP_EINVAL, "width and height must be > 0 (got %d x %d).", (int)width,
+                  (int)height);
+        return -1;
+    }
+    jsize depth = (*env)->GetArrayLength(env, slices);
+    if (depth < 1) {
+        throw_fmt(env, IWPP_EINVAL, "%s has no slice.", what);
+        return -1;
+    }
+    if (depth_of && depth != depth_of->slices) {
+        throw_fmt(env, IWPP_EINVAL, "%s has %d slices but %s has %d.", what, (int)depth,
+                  depth_of->what, (int)depth_of->slices);
+        return -1;
+    }
+    /* Each slice reference is read once; everything below uses only out->refs. */
+    if (hold_slices(env, what, slices, depth, out))
+        return -1;
+    iwpp_type type = held_type(env, out, accept, width, height);
+    if (type == 0)
+        return -1;
     /* plane <= INT32_MAX (a Java array) and depth <= INT32_MAX: no overflow in 64 bits */
-    uint64_t bytes = (uint64_t)plane * (uint64_t)depth * esize;
+    uint64_t bytes = (uint64_t)width * (uint64_t)height * (uint64_t)depth * iwpp_type_size(type);
     if (bytes > (uint64_t)SIZE_MAX) {
         throw_fmt(env, IWPP_ENOMEM, "%s is too large for this system's address space.", what);
         return -1;
@@ -614,27 +652,7 @@ static int jimage_build(JNIEnv *env, const char *what, jobjectArray slices, jint
         return -1;
     }
     out->view = iwpp_image_3d(data, type, width, height, depth);
-    if (copy_in) {
-        double t0 = now_ms();
-        jsize n = (jsize)plane;
-        for (jsize z = 0; z < depth; ++z) {
-            jobject s = out->refs[z];
-            char *dst = (char *)data + (size_t)z * (size_t)plane * esize;
-            switch (type) {
-            case IWPP_U8: (*env)->GetByteArrayRegion(env, (jbyteArray)s, 0, n, (jbyte *)dst); break;
-            case IWPP_U16: (*env)->GetShortArrayRegion(env, (jshortArray)s, 0, n, (jshort *)dst); break;
-            case IWPP_F32: (*env)->GetFloatArrayRegion(env, (jfloatArray)s, 0, n, (jfloat *)dst); break;
-            case IWPP_I64: (*env)->GetLongArrayRegion(env, (jlongArray)s, 0, n, (jlong *)dst); break;
-            case IWPP_U32: (*env)->GetIntArrayRegion(env, (jintArray)s, 0, n, (jint *)dst); break;
-            }
-            if ((*env)->ExceptionCheck(env))
-                break;
-        }
-        add_copy_ms(env, t0);
-        if ((*env)->ExceptionCheck(env))
-            return -1;
-    }
-    return 0;
+    return copy_in ? copy_slices_in(env, out) : 0;
 }
 
 int jimage_make(JNIEnv *env, const char *what, jobjectArray slices, jint width, jint height,
@@ -837,210 +855,4 @@ JNIEXPORT void JNICALL Java_iwpp_IwppNative_checkWorkers(JNIEnv *env, jclass cls
     }
     iwpp_context_destroy(ctx);
     free(spec);
-}
-
-/* ------------------------------------------------------------ operations */
-
-JNIEXPORT void JNICALL Java_iwpp_IwppNative_reconstruct(JNIEnv *env, jclass cls, SETTINGS_PARAMS,
-                                                        jobjectArray marker, jobjectArray mask,
-                                                        jint width, jint height, jint connectivity,
-                                                        jint mode)
-{
-    (void)cls;
-    const call_settings cs = SETTINGS_INIT;
-    double t0 = call_start(env);
-    if (mode != IWPP_BY_DILATION && mode != IWPP_BY_EROSION) {
-        throw_fmt(env, IWPP_EINVAL, "mode must be 0 (by dilation) or 1 (by erosion), not %d.", (int)mode);
-        return;
-    }
-    if (check_settings(env, &cs))
-        return;
-    jimage mk, ms;
-    if (jimage_make(env, "marker", marker, width, height, 0, NULL, 1, &mk))
-        return;
-    if (jimage_make(env, "mask", mask, width, height, 0, &mk, 1, &ms)) {
-        jimage_free(env, &mk);
-        return;
-    }
-    iwpp_context *ctx = context_for(env, &cs);
-    progress_call pc;
-    if (ctx && !progress_begin(env, ctx, progress, &pc)) {
-        /* in place in the native copy: a cancelled call leaves the caller's marker as it was */
-        iwpp_status st =
-            iwpp_reconstruct(ctx, &mk.view, &ms.view, connectivity, (iwpp_morph_mode)mode);
-        if (!progress_end(env, ctx, &pc, st) && !jimage_store(env, &mk))
-            record_success(env, t0);
-    }
-    jimage_free(env, &ms);
-    jimage_free(env, &mk);
-}
-
-JNIEXPORT void JNICALL Java_iwpp_IwppNative_distanceTransform(
-    JNIEnv *env, jclass cls, SETTINGS_PARAMS, jobjectArray binary, jint width, jint height,
-    jint method, jdouble sx, jdouble sy, jdouble sz, jobjectArray dist, jobjectArray nearest)
-{
-    (void)cls;
-    const call_settings cs = SETTINGS_INIT;
-    double t0 = call_start(env);
-    if (method != IWPP_EDT_EXACT && method != IWPP_EDT_DANIELSSON) {
-        throw_fmt(env, IWPP_EINVAL, "method must be 0 (exact) or 1 (Danielsson), not %d.", (int)method);
-        return;
-    }
-    if (check_settings(env, &cs))
-        return;
-    jimage in, d, n;
-    memset(&d, 0, sizeof d);
-    memset(&n, 0, sizeof n);
-    if (jimage_make(env, "binary", binary, width, height, 0, NULL, 1, &in))
-        return;
-    iwpp_context *ctx = NULL;
-    if (!jimage_make(env, "dist", dist, width, height, JT(IWPP_F32), &in, 0, &d) &&
-        !(nearest && jimage_make(env, "nearest", nearest, width, height, JT(IWPP_I64), &in, 0, &n)))
-        ctx = context_for(env, &cs);
-    progress_call pc;
-    if (ctx && !progress_begin(env, ctx, progress, &pc)) {
-        const double spacing[3] = {sx, sy, sz};
-        iwpp_status st = iwpp_distance_transform(ctx, &in.view, (iwpp_edt_method)method, spacing,
-                                                 &d.view, nearest ? &n.view : NULL);
-        /* both stores go to held, checked arrays, so neither can fail halfway */
-        if (!progress_end(env, ctx, &pc, st) && !jimage_store(env, &d) &&
-            (!nearest || !jimage_store(env, &n)))
-            record_success(env, t0);
-    }
-    jimage_free(env, &in);
-    jimage_free(env, &d);
-    jimage_free(env, &n);
-}
-
-/* The operations "in -> out" (fill holes ... closing), selected by name. */
-typedef enum {
-    U_FILL_HOLES,
-    U_KILL_BORDERS,
-    U_REGIONAL_MAXIMA,
-    U_REGIONAL_MINIMA,
-    U_H_MAXIMA,
-    U_H_MINIMA,
-    U_OPENING,
-    U_CLOSING
-} unary_op;
-
-/* One call of a unary op: the output is byte slices for the regional extrema, else of the
- * input's type; h for the h-extrema, radius for opening and closing. */
-static iwpp_status unary_call(iwpp_context *ctx, unary_op op, const iwpp_image *in, double h, int radius,
-                              int connectivity, iwpp_image *out)
-{
-    switch (op) {
-    case U_FILL_HOLES: return iwpp_fill_holes(ctx, in, connectivity, out);
-    case U_KILL_BORDERS: return iwpp_kill_borders(ctx, in, connectivity, out);
-    case U_REGIONAL_MAXIMA: return iwpp_regional_maxima(ctx, in, connectivity, out);
-    case U_REGIONAL_MINIMA: return iwpp_regional_minima(ctx, in, connectivity, out);
-    case U_H_MAXIMA: return iwpp_h_maxima(ctx, in, h, connectivity, out);
-    case U_H_MINIMA: return iwpp_h_minima(ctx, in, h, connectivity, out);
-    case U_OPENING: return iwpp_opening_by_reconstruction(ctx, in, radius, connectivity, out);
-    case U_CLOSING: return iwpp_closing_by_reconstruction(ctx, in, radius, connectivity, out);
-    }
-    (void)ctx;
-    return IWPP_EINTERNAL; /* unreachable: every op is listed above */
-}
-
-/** The shared body of the unary ops (unary_call). */
-static void run_unary(JNIEnv *env, const call_settings *cs, jobject progress, jobjectArray in_arr,
-                      jint width, jint height, int connectivity, jobjectArray out_arr, unary_op op, double h,
-                      int radius)
-{
-    double t0 = call_start(env);
-    if (check_settings(env, cs))
-        return;
-    const int out_u8 = op == U_REGIONAL_MAXIMA || op == U_REGIONAL_MINIMA;
-    jimage in, out;
-    if (jimage_make(env, "in", in_arr, width, height, 0, NULL, 1, &in))
-        return;
-    if (jimage_make(env, "out", out_arr, width, height, JT(out_u8 ? IWPP_U8 : in.view.type), &in, 0,
-                    &out)) {
-        jimage_free(env, &in);
-        return;
-    }
-    iwpp_context *ctx = context_for(env, cs);
-    progress_call pc;
-    if (ctx && !progress_begin(env, ctx, progress, &pc)) {
-        iwpp_status st = unary_call(ctx, op, &in.view, h, radius, connectivity, &out.view);
-        if (!progress_end(env, ctx, &pc, st) && !jimage_store(env, &out))
-            record_success(env, t0);
-    }
-    jimage_free(env, &in);
-    jimage_free(env, &out);
-}
-
-JNIEXPORT void JNICALL Java_iwpp_IwppNative_fillHoles(JNIEnv *env, jclass cls, SETTINGS_PARAMS,
-                                                      jobjectArray in, jint w, jint h, jint conn,
-                                                      jobjectArray out)
-{
-    (void)cls;
-    const call_settings cs = SETTINGS_INIT;
-    run_unary(env, &cs, progress, in, w, h, conn, out, U_FILL_HOLES, 0, 0);
-}
-
-JNIEXPORT void JNICALL Java_iwpp_IwppNative_killBorders(JNIEnv *env, jclass cls, SETTINGS_PARAMS,
-                                                        jobjectArray in, jint w, jint h, jint conn,
-                                                        jobjectArray out)
-{
-    (void)cls;
-    const call_settings cs = SETTINGS_INIT;
-    run_unary(env, &cs, progress, in, w, h, conn, out, U_KILL_BORDERS, 0, 0);
-}
-
-JNIEXPORT void JNICALL Java_iwpp_IwppNative_regionalMaxima(JNIEnv *env, jclass cls, SETTINGS_PARAMS,
-                                                           jobjectArray in, jint w, jint h,
-                                                           jint conn, jobjectArray out)
-{
-    (void)cls;
-    const call_settings cs = SETTINGS_INIT;
-    run_unary(env, &cs, progress, in, w, h, conn, out, U_REGIONAL_MAXIMA, 0, 0);
-}
-
-JNIEXPORT void JNICALL Java_iwpp_IwppNative_regionalMinima(JNIEnv *env, jclass cls, SETTINGS_PARAMS,
-                                                           jobjectArray in, jint w, jint h,
-                                                           jint conn, jobjectArray out)
-{
-    (void)cls;
-    const call_settings cs = SETTINGS_INIT;
-    run_unary(env, &cs, progress, in, w, h, conn, out, U_REGIONAL_MINIMA, 0, 0);
-}
-
-JNIEXPORT void JNICALL Java_iwpp_IwppNative_hMaxima(JNIEnv *env, jclass cls, SETTINGS_PARAMS,
-                                                    jobjectArray in, jint w, jint h, jdouble hv,
-                                                    jint conn, jobjectArray out)
-{
-    (void)cls;
-    const call_settings cs = SETTINGS_INIT;
-    run_unary(env, &cs, progress, in, w, h, conn, out, U_H_MAXIMA, hv, 0);
-}
-
-JNIEXPORT void JNICALL Java_iwpp_IwppNative_hMinima(JNIEnv *env, jclass cls, SETTINGS_PARAMS,
-                                                    jobjectArray in, jint w, jint h, jdouble hv,
-                                                    jint conn, jobjectArray out)
-{
-    (void)cls;
-    const call_settings cs = SETTINGS_INIT;
-    run_unary(env, &cs, progress, in, w, h, conn, out, U_H_MINIMA, hv, 0);
-}
-
-JNIEXPORT void JNICALL Java_iwpp_IwppNative_openingByReconstruction(JNIEnv *env, jclass cls,
-                                                                    SETTINGS_PARAMS, jobjectArray in,
-                                                                    jint w, jint h, jint radius,
-                                                                    jint conn, jobjectArray out)
-{
-    (void)cls;
-    const call_settings cs = SETTINGS_INIT;
-    run_unary(env, &cs, progress, in, w, h, conn, out, U_OPENING, 0, radius);
-}
-
-JNIEXPORT void JNICALL Java_iwpp_IwppNative_closingByReconstruction(JNIEnv *env, jclass cls,
-                                                                    SETTINGS_PARAMS, jobjectArray in,
-                                                                    jint w, jint h, jint radius,
-                                                                    jint conn, jobjectArray out)
-{
-    (void)cls;
-    const call_settings cs = SETTINGS_INIT;
-    run_unary(env, &cs, progress, in, w, h, conn, out, U_CLOSING, 0, radius);
 }

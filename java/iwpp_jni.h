@@ -1,7 +1,7 @@
 /*
  * iwpp_jni.h - the glue shared by the JNI files (iwpp_jni.c: settings, contexts, progress,
- * pixel copies and the reconstruction/EDT entry points; iwpp_jni_labels.c: labels and
- * watershed). Internal: these names are hidden in libiwpp_jni (only Java_* are exported).
+ * pixel copies and queries; iwpp_jni_ops.c: the operations, one entry point per kind of
+ * native/ops.def). Internal: these names are hidden in libiwpp_jni (only Java_* are exported).
  * The rules of the glue are at the top of iwpp_jni.c.
  */
 #ifndef IWPP_JNI_H

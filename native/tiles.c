@@ -22,7 +22,7 @@
  *    driven by one thread; two workers on one GPU use two streams/queues, so one's copies
  *    overlap the other's kernels. The calling thread only reports progress and can cancel.
  *
- * Size: about 1450 lines: reconstruction and EDT by tiles share the worker pool, the tile
+ * Size: about 1600 lines: reconstruction and EDT by tiles share the worker pool, the tile
  * buffers and the scheduler's state, which stay private (static) to this file.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -1075,6 +1075,174 @@ static void plus_zeros(iwpp_image *im)
         }
 }
 
+/* The plan: the largest region (pixels) of a tile, the smallest any worker's budget allows; with
+ * several workers also small enough that there are a few tiles per worker to balance. Sets
+ * *ngpu to the number of device workers. */
+static double tile_pixels_plan(iwpp_context *ctx, iwpp_context *const *wc, int nw, const iwpp_image *mask,
+                               int *ngpu)
+{
+    double n_all = (double)mask->width * (double)mask->height * (double)mask->depth;
+    double maxpix = 0.0;
+    for (int k = 0; k < nw; ++k) {
+        int sharing = 0;
+        for (int j = 0; j < nw; ++j)
+            sharing += wc[j]->ops->kind == wc[k]->ops->kind && wc[j]->device == wc[k]->device;
+        double lim = region_limit(ctx, wc[k], mask->type, sharing);
+        if (lim > 0 && (maxpix == 0 || lim < maxpix)) maxpix = lim;
+    }
+    *ngpu = 0;
+    for (int k = 0; k < nw; ++k) *ngpu += wc[k]->ops->kind != IWPP_BACKEND_CPU;
+    const int first_runners = *ngpu > 0 ? *ngpu : nw; /* who takes first runs (pick_queue) */
+    if (first_runners > 1) {
+        double share = n_all / (4.0 * first_runners);
+        if (maxpix == 0 || share < maxpix) maxpix = share;
+    }
+    return maxpix == 0 ? n_all : maxpix;
+}
+
+/* The scheduler of one call: its grid and views (no allocation; sched_alloc makes its arrays). */
+static void sched_setup(sched *s, iwpp_image *marker, const iwpp_image *mask, int conn, iwpp_morph_mode mode,
+                        double maxpix, int ngpu)
+{
+    memset(s, 0, sizeof *s);
+    grid_make(&s->g, mask, maxpix);
+    s->J = *marker;
+    s->I = mask;
+    s->es = iwpp_type_size(mask->type);
+    s->sy[0] = marker->stride_y ? marker->stride_y : marker->width;
+    s->sz[0] = marker->stride_z ? marker->stride_z : s->sy[0] * marker->height;
+    s->sy[1] = mask->stride_y ? mask->stride_y : mask->width;
+    s->sz[1] = mask->stride_z ? mask->stride_z : s->sy[1] * mask->height;
+    s->conn = conn;
+    s->mode = mode;
+    s->gpu_workers = ngpu;
+}
+
+/* The per-tile arrays: 0, or -1 when out of memory (sched_free frees what was made). */
+static int sched_alloc(sched *s)
+{
+    const int64_t ntiles = s->g.n;
+    s->state = calloc((size_t)ntiles, 1);
+    s->runs = calloc((size_t)ntiles, sizeof *s->runs);
+    s->halo = calloc((size_t)ntiles, sizeof *s->halo);
+    s->ring[0] = malloc((size_t)ntiles * sizeof *s->ring[0]);
+    s->ring[1] = malloc((size_t)ntiles * sizeof *s->ring[1]);
+    return s->state && s->runs && s->ring[0] && s->ring[1] && s->halo ? 0 : -1;
+}
+
+static void sched_free(sched *s)
+{
+    if (s->halo)
+        for (int64_t k = 0; k < s->g.n; ++k) free(s->halo[k]);
+    free(s->halo);
+    free(s->state);
+    free(s->runs);
+    free(s->ring[0]);
+    free(s->ring[1]);
+}
+
+/* Every worker's buffers for regions of @p rmax pixels, before any tile runs: a failure here
+ * leaves the marker untouched. */
+static iwpp_status workers_prepare(iwpp_context *ctx, sched *s, worker *w, iwpp_context *const *wc, int nw,
+                                   int64_t rmax, int copy_threads)
+{
+    iwpp_status st = IWPP_OK;
+    for (int k = 0; k < nw && st == IWPP_OK; ++k) {
+        w[k].s = s;
+        w[k].ctx = wc[k];
+        /* host copies: the cores shared among the workers on devices; CPU workers copy alone */
+        w[k].copy_threads = wc[k]->ops->kind == IWPP_BACKEND_CPU ? 1 : copy_threads;
+        st = res_get(wc[k], (size_t)rmax * s->es, &w[k]);
+        if (st != IWPP_OK && wc[k] != ctx)
+            iwpp_set_error(ctx, st, "tile worker %d (%s): %s", k, wc[k]->ops->name, iwpp_error_message(wc[k]));
+        w[k].bj.type = w[k].bi.type = s->I->type;
+    }
+    return st;
+}
+
+/* Starts one thread per worker; if one cannot start, the ones started finish the work (none
+ * started: the call stops with IWPP_ENOMEM). */
+static void workers_start(sched *s, worker *w, iwpp_context *const *wc, int nw)
+{
+    for (int k = 0; k < nw; ++k) {
+        if (pthread_create(&w[k].thread, NULL, worker_main, &w[k]) != 0) {
+            pthread_mutex_lock(&s->lock);
+            if (k == 0) {
+                s->stop = 1;
+                s->st = IWPP_ENOMEM;
+                snprintf(s->msg, sizeof s->msg, "could not start a tile worker thread");
+            }
+            /* if no device worker started, CPU workers take first runs too (pick_queue) */
+            s->gpu_workers = 0;
+            for (int j = 0; j < k; ++j) s->gpu_workers += wc[j]->ops->kind != IWPP_BACKEND_CPU;
+            pthread_cond_broadcast(&s->cv);
+            pthread_mutex_unlock(&s->lock);
+            break;
+        }
+        w[k].started = 1;
+    }
+}
+
+/* The calling thread while the workers run: reports progress about every 100 ms and stops the
+ * call when the listener cancels. Returns when no tile is queued or running, or on a stop. */
+static void watch_progress(iwpp_context *ctx, sched *s)
+{
+    double best = 0.0, last = monotonic_ms();
+    pthread_mutex_lock(&s->lock);
+    while (!s->stop && (queued(s) > 0 || s->running > 0)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&s->cv, &s->lock, &ts);
+        if (ctx->progress && monotonic_ms() - last >= 100.0 && !s->stop) {
+            double f = (double)s->done / (double)(s->done + queued(s) + s->running);
+            if (f > best) best = f;
+            pthread_mutex_unlock(&s->lock);
+            int cancel = ctx->progress(ctx->progress_user, best);
+            last = monotonic_ms();
+            pthread_mutex_lock(&s->lock);
+            if (cancel && !s->stop) {
+                s->stop = 1;
+                s->st = IWPP_ECANCELED;
+                snprintf(s->msg, sizeof s->msg, "cancelled after %lld of %lld tile runs", (long long)s->done,
+                         (long long)(s->done + queued(s) + s->running));
+                pthread_cond_broadcast(&s->cv);
+            }
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* The figures of a finished tiled reconstruction, in ctx->stats. */
+static void tiles_stats(iwpp_context *ctx, const sched *s, const worker *w, int nw)
+{
+    iwpp_stats *o = &ctx->stats;
+    memset(o, 0, sizeof *o); /* worker 0 may be ctx itself: drop its last tile's figures */
+    o->tiles = s->done;
+    o->tile_grid = s->g.n;
+    o->workers = nw;
+    for (int64_t k = 0; k < s->g.n; ++k)
+        if (s->runs[k] > o->tile_rounds) o->tile_rounds = s->runs[k];
+    for (int k = 0; k < nw; ++k) {
+        o->bytes_to_device += w[k].up;
+        o->bytes_from_device += w[k].down;
+        if (k < 16) o->worker_tiles[k] = w[k].tiles;
+    }
+    o->rounds = o->tile_rounds;
+    double fms = 0, rms = 0;
+    for (int k = 0; k < nw; ++k) {
+        fms += w[k].first_ms;
+        rms += w[k].rerun_ms;
+        o->pixels_visited += w[k].rerun_pops;
+    }
+    /* worker time (summed over workers) in first runs and in host re-runs */
+    snprintf(o->variant, sizeof o->variant, "tiles %lldx%lldx%lld, %d worker%s, %.0f+%.0f ms",
+             (long long)s->g.tsz[0], (long long)s->g.tsz[1], (long long)s->g.tsz[2], nw, nw > 1 ? "s" : "",
+             fms, rms);
+    o->compute_ms = 0.0;
+}
+
 iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const iwpp_image *mask, int conn,
                                    iwpp_morph_mode mode)
 {
@@ -1085,119 +1253,31 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
     iwpp_status st = worker_contexts(ctx, sp, nsp, wc, &nw);
     if (st != IWPP_OK) return st;
 
-    /* tile size: the smallest region any worker's budget allows; with several workers, also
-       small enough that there are a few tiles per worker to balance */
-    double n_all = (double)mask->width * (double)mask->height * (double)mask->depth;
-    double maxpix = 0.0;
-    for (int k = 0; k < nw; ++k) {
-        int sharing = 0;
-        for (int j = 0; j < nw; ++j)
-            sharing += wc[j]->ops->kind == wc[k]->ops->kind && wc[j]->device == wc[k]->device;
-        double lim = region_limit(ctx, wc[k], mask->type, sharing);
-        if (lim > 0 && (maxpix == 0 || lim < maxpix)) maxpix = lim;
-    }
     int ngpu = 0;
-    for (int k = 0; k < nw; ++k) ngpu += wc[k]->ops->kind != IWPP_BACKEND_CPU;
-    const int first_runners = ngpu > 0 ? ngpu : nw; /* who takes first runs (pick_queue) */
-    if (first_runners > 1) {
-        double share = n_all / (4.0 * first_runners);
-        if (maxpix == 0 || share < maxpix) maxpix = share;
-    }
-    if (maxpix == 0) maxpix = n_all;
-
+    const double maxpix = tile_pixels_plan(ctx, wc, nw, mask, &ngpu);
     sched s;
-    memset(&s, 0, sizeof s);
-    grid_make(&s.g, mask, maxpix);
-    s.J = *marker;
-    s.I = mask;
-    s.es = iwpp_type_size(mask->type);
-    s.sy[0] = marker->stride_y ? marker->stride_y : marker->width;
-    s.sz[0] = marker->stride_z ? marker->stride_z : s.sy[0] * marker->height;
-    s.sy[1] = mask->stride_y ? mask->stride_y : mask->width;
-    s.sz[1] = mask->stride_z ? mask->stride_z : s.sy[1] * mask->height;
-    s.conn = conn;
-    s.mode = mode;
-    const int64_t ntiles = s.g.n;
-    int64_t rmax = 1;
+    sched_setup(&s, marker, mask, conn, mode, maxpix, ngpu);
+    const double n_all = (double)mask->width * (double)mask->height * (double)mask->depth;
+    int64_t rmax = 1; /* the largest region: a tile and its halo */
     for (int a = 0; a < 3; ++a) rmax *= s.g.tsz[a] + (s.g.cnt[a] > 1 ? 2 : 0);
     if (rmax > n_all) rmax = (int64_t)n_all;
-
     int copy_threads = ngpu ? iwpp_cpu_threads(ctx) / ngpu : 1;
     if (copy_threads < 1) copy_threads = 1;
+
     worker *w = calloc((size_t)(nw > 0 ? nw : 1), sizeof *w);
-    s.state = calloc((size_t)ntiles, 1);
-    s.runs = calloc((size_t)ntiles, sizeof *s.runs);
-    s.halo = calloc((size_t)ntiles, sizeof *s.halo);
-    s.ring[0] = malloc((size_t)ntiles * sizeof *s.ring[0]);
-    s.ring[1] = malloc((size_t)ntiles * sizeof *s.ring[1]);
-    s.gpu_workers = ngpu;
-    if (!w || !s.state || !s.runs || !s.ring[0] || !s.ring[1] || !s.halo) {
+    if (sched_alloc(&s) || !w) {
         st = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the tile scheduler (%lld tiles)",
-                            (long long)ntiles);
+                            (long long)s.g.n);
         goto out;
     }
-    /* every buffer before any tile runs: a failure here leaves the marker untouched */
-    for (int k = 0; k < nw && st == IWPP_OK; ++k) {
-        w[k].s = &s;
-        w[k].ctx = wc[k];
-        /* host copies: the cores shared among the workers on devices; CPU workers copy alone */
-        w[k].copy_threads = wc[k]->ops->kind == IWPP_BACKEND_CPU ? 1 : copy_threads;
-        st = res_get(wc[k], (size_t)rmax * s.es, &w[k]);
-        if (st != IWPP_OK && wc[k] != ctx)
-            iwpp_set_error(ctx, st, "tile worker %d (%s): %s", k, wc[k]->ops->name, iwpp_error_message(wc[k]));
-        w[k].bj.type = w[k].bi.type = mask->type;
-    }
+    st = workers_prepare(ctx, &s, w, wc, nw, rmax, copy_threads);
     if (st != IWPP_OK) goto out;
 
     pthread_mutex_init(&s.lock, NULL);
     pthread_cond_init(&s.cv, NULL);
-    for (int64_t k = 0; k < ntiles; ++k) queue_push(&s, k);
-    for (int k = 0; k < nw; ++k) {
-        if (pthread_create(&w[k].thread, NULL, worker_main, &w[k]) != 0) {
-            pthread_mutex_lock(&s.lock);
-            if (k == 0) {
-                s.stop = 1;
-                s.st = IWPP_ENOMEM;
-                snprintf(s.msg, sizeof s.msg, "could not start a tile worker thread");
-            }
-            /* the ones started finish the work: if no device worker started, CPU workers take
-               first runs too (pick_queue) */
-            s.gpu_workers = 0;
-            for (int j = 0; j < k; ++j) s.gpu_workers += wc[j]->ops->kind != IWPP_BACKEND_CPU;
-            pthread_cond_broadcast(&s.cv);
-            pthread_mutex_unlock(&s.lock);
-            break;
-        }
-        w[k].started = 1;
-    }
-    /* the calling thread: progress and cancel */
-    {
-        double best = 0.0, last = monotonic_ms();
-        pthread_mutex_lock(&s.lock);
-        while (!s.stop && (queued(&s) > 0 || s.running > 0)) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 50 * 1000000L;
-            if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-            pthread_cond_timedwait(&s.cv, &s.lock, &ts);
-            if (ctx->progress && monotonic_ms() - last >= 100.0 && !s.stop) {
-                double f = (double)s.done / (double)(s.done + queued(&s) + s.running);
-                if (f > best) best = f;
-                pthread_mutex_unlock(&s.lock);
-                int cancel = ctx->progress(ctx->progress_user, best);
-                last = monotonic_ms();
-                pthread_mutex_lock(&s.lock);
-                if (cancel && !s.stop) {
-                    s.stop = 1;
-                    s.st = IWPP_ECANCELED;
-                    snprintf(s.msg, sizeof s.msg, "cancelled after %lld of %lld tile runs", (long long)s.done,
-                             (long long)(s.done + queued(&s) + s.running));
-                    pthread_cond_broadcast(&s.cv);
-                }
-            }
-        }
-        pthread_mutex_unlock(&s.lock);
-    }
+    for (int64_t k = 0; k < s.g.n; ++k) queue_push(&s, k);
+    workers_start(&s, w, wc, nw);
+    watch_progress(ctx, &s);
     for (int k = 0; k < nw; ++k)
         if (w[k].started) pthread_join(w[k].thread, NULL);
     pthread_cond_destroy(&s.cv);
@@ -1206,30 +1286,7 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
         st = iwpp_set_error(ctx, s.st, "%s", s.msg[0] ? s.msg : "a tile worker failed");
     } else {
         if (ctx->progress) ctx->progress(ctx->progress_user, 1.0);
-        iwpp_stats *o = &ctx->stats;
-        memset(o, 0, sizeof *o); /* worker 0 may be ctx itself: drop its last tile's figures */
-        o->tiles = s.done;
-        o->tile_grid = ntiles;
-        o->workers = nw;
-        for (int64_t k = 0; k < ntiles; ++k)
-            if (s.runs[k] > o->tile_rounds) o->tile_rounds = s.runs[k];
-        for (int k = 0; k < nw; ++k) {
-            o->bytes_to_device += w[k].up;
-            o->bytes_from_device += w[k].down;
-            if (k < 16) o->worker_tiles[k] = w[k].tiles;
-        }
-        o->rounds = o->tile_rounds;
-        double fms = 0, rms = 0;
-        for (int k = 0; k < nw; ++k) {
-            fms += w[k].first_ms;
-            rms += w[k].rerun_ms;
-            o->pixels_visited += w[k].rerun_pops;
-        }
-        /* worker time (summed over workers) in first runs and in host re-runs */
-        snprintf(o->variant, sizeof o->variant, "tiles %lldx%lldx%lld, %d worker%s, %.0f+%.0f ms",
-                 (long long)s.g.tsz[0], (long long)s.g.tsz[1], (long long)s.g.tsz[2], nw, nw > 1 ? "s" : "",
-                 fms, rms);
-        o->compute_ms = 0.0;
+        tiles_stats(ctx, &s, w, nw);
     }
     /* Every backend's reconstruction gives every F32 zero as +0 (the sign of a zero would
        otherwise depend on the order of updates: threads, tiles, streams); host re-runs can bring
@@ -1237,13 +1294,7 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
     if (st == IWPP_OK && marker->type == IWPP_F32) plus_zeros(marker);
 out:
     free(w); /* the buffers stay with the worker contexts for the next call */
-    if (s.halo)
-        for (int64_t k = 0; k < ntiles; ++k) free(s.halo[k]);
-    free(s.halo);
-    free(s.state);
-    free(s.runs);
-    free(s.ring[0]);
-    free(s.ring[1]);
+    sched_free(&s);
     return st;
 }
 
@@ -1298,161 +1349,243 @@ static iwpp_status edt_on_cpu(iwpp_context *ctx, const iwpp_image *binary, const
     return st;
 }
 
+/* One tiled EDT call: the plan (grid, first margin, largest region), the caller's views and the
+ * buffers that hold the largest region so far. */
+typedef struct edt_tiler {
+    iwpp_context *ctx;
+    const iwpp_image *binary;
+    const double *sp;
+    iwpp_image *dist, *nearest;
+    int64_t dim[3];
+    grid g;
+    int64_t R;         /* first margin */
+    double max_region; /* pixels a region may have on the device */
+    int64_t dsy[2], dsz[2], bsy, bsz; /* strides of dist, nearest; of binary */
+    size_t es;
+    int nt; /* host threads for the checks and copies */
+    iwpp_buf bin, bd, bn;
+    float *hd;
+    int64_t *hn;
+    int pinned[2];
+    int64_t cap; /* region pixels the buffers hold */
+    int64_t runs, up, down;
+    int fallback; /* the margin a tile needs does not fit: the CPU does it all */
+} edt_tiler;
+
+/* The plan: regions of a quarter of what fits the budget, with a margin of an eighth of the
+ * region's edge; and the views' strides. */
+static void edt_plan(edt_tiler *e)
+{
+    const iwpp_image *binary = e->binary;
+    const int64_t *dim = e->dim;
+    const int dims = dim[2] > 1 ? 3 : 2;
+    const double budget = device_budget(e->ctx);
+    e->max_region = (budget * 0.9 - fmin((double)(64 << 20), budget / 8)) / edt_bytes_per_pixel(binary->type);
+    const double edge = pow(e->max_region / 4.0, 1.0 / dims);
+    e->R = (int64_t)(edge / 8.0);
+    if (e->R < 4) e->R = 4;
+    int64_t t = (int64_t)edge - 2 * e->R;
+    if (t < 4) t = 4;
+    for (int a = 0; a < 3; ++a) {
+        e->g.dim[a] = dim[a];
+        e->g.tsz[a] = a < dims ? (t < dim[a] ? t : dim[a]) : dim[a];
+        e->g.cnt[a] = (dim[a] + e->g.tsz[a] - 1) / e->g.tsz[a];
+    }
+    e->g.n = e->g.cnt[0] * e->g.cnt[1] * e->g.cnt[2];
+    const iwpp_image *dist = e->dist, *nearest = e->nearest;
+    e->dsy[0] = dist->stride_y ? dist->stride_y : dist->width;
+    e->dsy[1] = nearest ? (nearest->stride_y ? nearest->stride_y : nearest->width) : 0;
+    e->dsz[0] = dist->stride_z ? dist->stride_z : e->dsy[0] * dist->height;
+    e->dsz[1] = nearest ? (nearest->stride_z ? nearest->stride_z : e->dsy[1] * nearest->height) : 0;
+    e->bsy = binary->stride_y ? binary->stride_y : binary->width;
+    e->bsz = binary->stride_z ? binary->stride_z : e->bsy * binary->height;
+    e->es = iwpp_type_size(binary->type);
+    e->nt = iwpp_cpu_threads(e->ctx);
+}
+
+static void edt_buffers_free(edt_tiler *e)
+{
+    const iwpp_backend_ops *ops = e->ctx->ops;
+    ops->buf_free(e->ctx, &e->bin);
+    ops->buf_free(e->ctx, &e->bd);
+    ops->buf_free(e->ctx, &e->bn);
+    scratch_free(e->ctx, e->hd, e->pinned[0]);
+    scratch_free(e->ctx, e->hn, e->pinned[1]);
+}
+
+/* Buffers for a region of @p rn pixels (more than e->cap). A device with less memory than the
+ * budget said sets e->fallback instead of failing. */
+static iwpp_status edt_buffers_grow(edt_tiler *e, int64_t rn)
+{
+    iwpp_context *ctx = e->ctx;
+    const iwpp_backend_ops *ops = ctx->ops;
+    edt_buffers_free(e);
+    e->hd = (float *)scratch_alloc(ctx, (size_t)rn * sizeof *e->hd, &e->pinned[0]);
+    e->hn = e->nearest ? (int64_t *)scratch_alloc(ctx, (size_t)rn * sizeof *e->hn, &e->pinned[1]) : NULL;
+    e->bin = (iwpp_buf){e->binary->type, rn, 1, 1, NULL, NULL};
+    e->bd = (iwpp_buf){IWPP_F32, rn, 1, 1, NULL, NULL};
+    e->bn = (iwpp_buf){IWPP_I64, rn, 1, 1, NULL, NULL};
+    iwpp_status st = IWPP_OK;
+    if (!e->hd || (e->nearest && !e->hn)) st = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for EDT tiles");
+    if (st == IWPP_OK && (st = ops->buf_alloc(ctx, &e->bin)) == IWPP_OK &&
+        (st = ops->buf_alloc(ctx, &e->bd)) == IWPP_OK && e->nearest)
+        st = ops->buf_alloc(ctx, &e->bn);
+    if (st == IWPP_ENOMEM) {
+        /* the device has less than the budget said: the CPU does it all */
+        ctx->message[0] = '\0';
+        st = IWPP_OK;
+        e->fallback = 1;
+        e->cap = 0;
+    }
+    if (st == IWPP_OK && !e->fallback) e->cap = rn;
+    return st;
+}
+
+/* The exact EDT of region [rlo, rhi) on the device, into e->hd (and e->hn). */
+static iwpp_status edt_region(edt_tiler *e, const int64_t rlo[3], const int64_t rhi[3])
+{
+    iwpp_context *ctx = e->ctx;
+    const iwpp_backend_ops *ops = ctx->ops;
+    const int64_t rw = rhi[0] - rlo[0], rh = rhi[1] - rlo[1], rd = rhi[2] - rlo[2];
+    e->bin.w = e->bd.w = e->bn.w = rw;
+    e->bin.h = e->bd.h = e->bn.h = rh;
+    e->bin.d = e->bd.d = e->bn.d = rd;
+    iwpp_image view = *e->binary; /* the region of the caller's input, in place (read only) */
+    view.data = (unsigned char *)e->binary->data + (size_t)(rlo[0] + rlo[1] * e->bsy + rlo[2] * e->bsz) * e->es;
+    view.width = rw, view.height = rh, view.depth = rd;
+    view.stride_y = e->bsy, view.stride_z = e->bsz;
+    iwpp_image vd = iwpp_image_3d(e->hd, IWPP_F32, rw, rh, rd), vn = iwpp_image_3d(e->hn, IWPP_I64, rw, rh, rd);
+    iwpp_status st;
+    if ((st = ops->upload(ctx, &e->bin, &view)) ||
+        (st = ops->edt(ctx, &e->bin, IWPP_EDT_EXACT, e->sp, &e->bd, e->nearest ? &e->bn : NULL)) ||
+        (st = ops->download(ctx, &e->bd, &vd)) || (e->nearest && (st = ops->download(ctx, &e->bn, &vn))))
+        return st;
+    const int64_t rn = rw * rh * rd;
+    e->runs++;
+    e->up += rn * (int64_t)e->es;
+    e->down += rn * (e->nearest ? 12 : 4);
+    return IWPP_OK;
+}
+
+/* Is every pixel of tile [lo, hi) exact in its region's EDT? (a margin of one part in a million
+ * for the float rounding of the distance). The margin along y and z is the row's; along x it is
+ * min(x - rlo + 1, rhi - x) steps, infinite on the image's own sides. */
+static int edt_interior_exact(const edt_tiler *e, const int64_t lo[3], const int64_t hi[3], const int64_t rlo[3],
+                              const int64_t rhi[3])
+{
+    const int64_t *dim = e->dim;
+    const double *sp = e->sp;
+    const int64_t rw = rhi[0] - rlo[0], rh = rhi[1] - rlo[1];
+    const int64_t ih = hi[1] - lo[1], rows = ih * (hi[2] - lo[2]);
+    const int nt = e->nt;
+    (void)nt;
+    int ok = 1;
+    IWPP_TILES_OMP(omp parallel for num_threads(nt) schedule(static) reduction(&& : ok))
+    for (int64_t i = 0; i < rows; ++i) {
+        const int64_t y = lo[1] + i % ih, z = lo[2] + i / ih;
+        const int64_t p[3] = {lo[0], y, z};
+        const int64_t xlo[3] = {0, rlo[1], rlo[2]}, xhi[3] = {dim[0], rhi[1], rhi[2]};
+        const double row_m = outside_margin(p, xlo, xhi, dim, sp); /* y and z only */
+        const float *d = e->hd + (lo[0] - rlo[0]) + rw * ((y - rlo[1]) + rh * (z - rlo[2]));
+        const double left = rlo[0] > 0 ? sp[0] : INFINITY, right = rhi[0] < dim[0] ? sp[0] : INFINITY;
+        int row_ok = 1;
+        for (int64_t x = lo[0]; x < hi[0]; ++x) {
+            double m = fmin(row_m, fmin((double)(x - rlo[0] + 1) * left, (double)(rhi[0] - x) * right));
+            row_ok &= (double)d[x - lo[0]] * (1.0 + 1e-6) <= m;
+        }
+        ok = ok && row_ok;
+    }
+    return ok;
+}
+
+/* Writes tile [lo, hi) of the region's result into the caller's dist (and nearest, with the
+ * region's indices made global). */
+static void edt_store_tile(const edt_tiler *e, const int64_t lo[3], const int64_t hi[3], const int64_t rlo[3],
+                           const int64_t rhi[3])
+{
+    const int64_t *dim = e->dim;
+    const int64_t rw = rhi[0] - rlo[0], rh = rhi[1] - rlo[1];
+    const int64_t ih = hi[1] - lo[1], rows = ih * (hi[2] - lo[2]);
+    const int nt = e->nt;
+    (void)nt;
+    IWPP_TILES_OMP(omp parallel for num_threads(nt) schedule(static))
+    for (int64_t i = 0; i < rows; ++i) {
+        const int64_t y = lo[1] + i % ih, z = lo[2] + i / ih;
+        const int64_t src = (lo[0] - rlo[0]) + rw * ((y - rlo[1]) + rh * (z - rlo[2]));
+        memcpy((float *)e->dist->data + lo[0] + y * e->dsy[0] + z * e->dsz[0], e->hd + src,
+               (size_t)(hi[0] - lo[0]) * sizeof(float));
+        if (!e->nearest) continue;
+        int64_t *dn = (int64_t *)e->nearest->data + lo[0] + y * e->dsy[1] + z * e->dsz[1];
+        for (int64_t x = 0; x < hi[0] - lo[0]; ++x) {
+            const int64_t li = e->hn[src + x];
+            if (li < 0) {
+                dn[x] = -1;
+                continue;
+            }
+            const int64_t lx = li % rw, ly = (li / rw) % rh, lz = li / (rw * rh);
+            dn[x] = (lx + rlo[0]) + dim[0] * ((ly + rlo[1]) + dim[1] * (lz + rlo[2]));
+        }
+    }
+}
+
+/* Tile @p k: its region with margins R, 2R, 4R ... until every pixel of the tile is exact, or
+ * e->fallback when the margin it needs does not fit. */
+static iwpp_status edt_tile(edt_tiler *e, int64_t k)
+{
+    int64_t lo[3], hi[3], rlo[3], rhi[3];
+    tile_box(&e->g, k, lo, hi, rlo, rhi);
+    for (int64_t r = e->R;; r *= 2) {
+        int64_t rn = 1;
+        for (int a = 0; a < 3; ++a) {
+            rlo[a] = lo[a] - r > 0 ? lo[a] - r : 0;
+            rhi[a] = hi[a] + r < e->dim[a] ? hi[a] + r : e->dim[a];
+            rn *= rhi[a] - rlo[a];
+        }
+        if ((double)rn > e->max_region) {
+            e->fallback = 1; /* the margin this tile needs does not fit: the CPU does it all */
+            return IWPP_OK;
+        }
+        iwpp_status st = rn > e->cap ? edt_buffers_grow(e, rn) : IWPP_OK;
+        if (st != IWPP_OK || e->fallback) return st;
+        if ((st = edt_region(e, rlo, rhi)) != IWPP_OK) return st;
+        if (edt_interior_exact(e, lo, hi, rlo, rhi)) {
+            edt_store_tile(e, lo, hi, rlo, rhi);
+            return IWPP_OK;
+        }
+        /* else a larger margin */
+    }
+}
+
 iwpp_status iwpp_tiles_edt(iwpp_context *ctx, const iwpp_image *binary, const double sp[3], iwpp_image *dist,
                            iwpp_image *nearest)
 {
-    const iwpp_backend_ops *ops = ctx->ops;
-    const int64_t dim[3] = {binary->width, binary->height, binary->depth};
-    const int dims = dim[2] > 1 ? 3 : 2;
-    const double budget = device_budget(ctx);
-    const double max_region = (budget * 0.9 - fmin((double)(64 << 20), budget / 8)) / edt_bytes_per_pixel(binary->type);
-    /* tiles: regions of a quarter of what fits, with a margin of an eighth of the region's edge */
-    const double edge = pow(max_region / 4.0, 1.0 / dims);
-    int64_t R = (int64_t)(edge / 8.0);
-    if (R < 4) R = 4;
-    int64_t t = (int64_t)edge - 2 * R;
-    if (t < 4) t = 4;
-    grid g;
-    for (int a = 0; a < 3; ++a) {
-        g.dim[a] = dim[a];
-        g.tsz[a] = a < dims ? (t < dim[a] ? t : dim[a]) : dim[a];
-        g.cnt[a] = (dim[a] + g.tsz[a] - 1) / g.tsz[a];
-    }
-    g.n = g.cnt[0] * g.cnt[1] * g.cnt[2];
-    const int64_t dsy[2] = {dist->stride_y ? dist->stride_y : dist->width,
-                            nearest ? (nearest->stride_y ? nearest->stride_y : nearest->width) : 0};
-    const int64_t dsz[2] = {dist->stride_z ? dist->stride_z : dsy[0] * dist->height,
-                            nearest ? (nearest->stride_z ? nearest->stride_z : dsy[1] * nearest->height) : 0};
-    const int64_t bsy = binary->stride_y ? binary->stride_y : binary->width;
-    const int64_t bsz = binary->stride_z ? binary->stride_z : bsy * binary->height;
-    const size_t es = iwpp_type_size(binary->type);
-
-    iwpp_buf bin = {0}, bd = {0}, bn = {0};
-    float *hd = NULL;
-    int64_t *hn = NULL;
-    int pinned[2] = {0, 0};
-    const int nt = iwpp_cpu_threads(ctx);
-    (void)nt;
-    int64_t cap = 0; /* region pixels the buffers hold */
+    edt_tiler e;
+    memset(&e, 0, sizeof e);
+    e.ctx = ctx;
+    e.binary = binary;
+    e.sp = sp;
+    e.dist = dist;
+    e.nearest = nearest;
+    e.dim[0] = binary->width, e.dim[1] = binary->height, e.dim[2] = binary->depth;
+    edt_plan(&e);
     iwpp_status st = IWPP_OK;
-    int64_t runs = 0, up = 0, down = 0, fallback = 0;
-    for (int64_t k = 0; k < g.n && st == IWPP_OK && !fallback; ++k) {
-        int64_t lo[3], hi[3], rlo[3], rhi[3];
-        tile_box(&g, k, lo, hi, rlo, rhi);
-        for (int64_t r = R;; r *= 2) {
-            int64_t rn = 1;
-            for (int a = 0; a < 3; ++a) {
-                rlo[a] = lo[a] - r > 0 ? lo[a] - r : 0;
-                rhi[a] = hi[a] + r < dim[a] ? hi[a] + r : dim[a];
-                rn *= rhi[a] - rlo[a];
-            }
-            if ((double)rn > max_region) {
-                fallback = 1; /* the margin this tile needs does not fit: the CPU does it all */
-                break;
-            }
-            if (rn > cap) {
-                ops->buf_free(ctx, &bin);
-                ops->buf_free(ctx, &bd);
-                ops->buf_free(ctx, &bn);
-                scratch_free(ctx, hd, pinned[0]);
-                scratch_free(ctx, hn, pinned[1]);
-                hd = (float *)scratch_alloc(ctx, (size_t)rn * sizeof *hd, &pinned[0]);
-                hn = nearest ? (int64_t *)scratch_alloc(ctx, (size_t)rn * sizeof *hn, &pinned[1]) : NULL;
-                bin = (iwpp_buf){binary->type, rn, 1, 1, NULL, NULL};
-                bd = (iwpp_buf){IWPP_F32, rn, 1, 1, NULL, NULL};
-                bn = (iwpp_buf){IWPP_I64, rn, 1, 1, NULL, NULL};
-                if (!hd || (nearest && !hn)) st = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for EDT tiles");
-                if (st == IWPP_OK && (st = ops->buf_alloc(ctx, &bin)) == IWPP_OK &&
-                    (st = ops->buf_alloc(ctx, &bd)) == IWPP_OK && nearest)
-                    st = ops->buf_alloc(ctx, &bn);
-                if (st == IWPP_ENOMEM) {
-                    /* the device has less than the budget said: the CPU does it all */
-                    ctx->message[0] = '\0';
-                    st = IWPP_OK;
-                    fallback = 1;
-                    cap = 0;
-                }
-                if (st != IWPP_OK || fallback) break;
-                cap = rn;
-            }
-            const int64_t rw = rhi[0] - rlo[0], rh = rhi[1] - rlo[1], rd = rhi[2] - rlo[2];
-            bin.w = bd.w = bn.w = rw;
-            bin.h = bd.h = bn.h = rh;
-            bin.d = bd.d = bn.d = rd;
-            iwpp_image view = *binary; /* the region of the caller's input, in place (read only) */
-            view.data = (unsigned char *)binary->data + (size_t)(rlo[0] + rlo[1] * bsy + rlo[2] * bsz) * es;
-            view.width = rw, view.height = rh, view.depth = rd;
-            view.stride_y = bsy, view.stride_z = bsz;
-            iwpp_image vd = iwpp_image_3d(hd, IWPP_F32, rw, rh, rd), vn = iwpp_image_3d(hn, IWPP_I64, rw, rh, rd);
-            if ((st = ops->upload(ctx, &bin, &view)) ||
-                (st = ops->edt(ctx, &bin, IWPP_EDT_EXACT, sp, &bd, nearest ? &bn : NULL)) ||
-                (st = ops->download(ctx, &bd, &vd)) || (nearest && (st = ops->download(ctx, &bn, &vn))))
-                break;
-            runs++;
-            up += rn * (int64_t)es;
-            down += rn * (nearest ? 12 : 4);
-            /* every interior pixel exact here? (a margin of one part in a million for the float
-               rounding of the distance). The margin along y and z is the row's; along x it is
-               min(x - rlo + 1, rhi - x) steps, infinite on the image's own sides. */
-            const int64_t ih = hi[1] - lo[1], rows = ih * (hi[2] - lo[2]);
-            int ok = 1;
-            IWPP_TILES_OMP(omp parallel for num_threads(nt) schedule(static) reduction(&& : ok))
-            for (int64_t i = 0; i < rows; ++i) {
-                const int64_t y = lo[1] + i % ih, z = lo[2] + i / ih;
-                const int64_t p[3] = {lo[0], y, z};
-                const int64_t xlo[3] = {0, rlo[1], rlo[2]}, xhi[3] = {dim[0], rhi[1], rhi[2]};
-                const double row_m = outside_margin(p, xlo, xhi, dim, sp); /* y and z only */
-                const float *d = hd + (lo[0] - rlo[0]) + rw * ((y - rlo[1]) + rh * (z - rlo[2]));
-                const double left = rlo[0] > 0 ? sp[0] : INFINITY, right = rhi[0] < dim[0] ? sp[0] : INFINITY;
-                int row_ok = 1;
-                for (int64_t x = lo[0]; x < hi[0]; ++x) {
-                    double m = fmin(row_m, fmin((double)(x - rlo[0] + 1) * left, (double)(rhi[0] - x) * right));
-                    row_ok &= (double)d[x - lo[0]] * (1.0 + 1e-6) <= m;
-                }
-                ok = ok && row_ok;
-            }
-            if (!ok) continue; /* a larger margin */
-            IWPP_TILES_OMP(omp parallel for num_threads(nt) schedule(static))
-            for (int64_t i = 0; i < rows; ++i) {
-                const int64_t y = lo[1] + i % ih, z = lo[2] + i / ih;
-                const int64_t src = (lo[0] - rlo[0]) + rw * ((y - rlo[1]) + rh * (z - rlo[2]));
-                memcpy((float *)dist->data + lo[0] + y * dsy[0] + z * dsz[0], hd + src,
-                       (size_t)(hi[0] - lo[0]) * sizeof(float));
-                if (!nearest) continue;
-                int64_t *dn = (int64_t *)nearest->data + lo[0] + y * dsy[1] + z * dsz[1];
-                for (int64_t x = 0; x < hi[0] - lo[0]; ++x) {
-                    const int64_t li = hn[src + x];
-                    if (li < 0) {
-                        dn[x] = -1;
-                        continue;
-                    }
-                    const int64_t lx = li % rw, ly = (li / rw) % rh, lz = li / (rw * rh);
-                    dn[x] = (lx + rlo[0]) + dim[0] * ((ly + rlo[1]) + dim[1] * (lz + rlo[2]));
-                }
-            }
-            break;
-        }
-    }
-    ops->buf_free(ctx, &bin);
-    ops->buf_free(ctx, &bd);
-    ops->buf_free(ctx, &bn);
-    scratch_free(ctx, hd, pinned[0]);
-    scratch_free(ctx, hn, pinned[1]);
+    for (int64_t k = 0; k < e.g.n && st == IWPP_OK && !e.fallback; ++k) st = edt_tile(&e, k);
+    edt_buffers_free(&e);
     if (st != IWPP_OK) return st;
     iwpp_stats *o = &ctx->stats;
     memset(o, 0, sizeof *o);
-    if (fallback) {
+    if (e.fallback) {
         st = edt_on_cpu(ctx, binary, sp, dist, nearest);
         snprintf(o->variant, sizeof o->variant, "edt tiles: margin beyond the budget, CPU");
         return st;
     }
-    o->tiles = runs;
-    o->tile_grid = g.n;
+    o->tiles = e.runs;
+    o->tile_grid = e.g.n;
     o->workers = 1;
-    o->worker_tiles[0] = runs;
-    o->bytes_to_device = up;
-    o->bytes_from_device = down;
-    snprintf(o->variant, sizeof o->variant, "edt tiles %lldx%lldx%lld, margin %lld", (long long)g.tsz[0],
-             (long long)g.tsz[1], (long long)g.tsz[2], (long long)R);
+    o->worker_tiles[0] = e.runs;
+    o->bytes_to_device = e.up;
+    o->bytes_from_device = e.down;
+    snprintf(o->variant, sizeof o->variant, "edt tiles %lldx%lldx%lld, margin %lld", (long long)e.g.tsz[0],
+             (long long)e.g.tsz[1], (long long)e.g.tsz[2], (long long)e.R);
     return IWPP_OK;
 }

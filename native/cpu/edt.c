@@ -1,6 +1,8 @@
 /*
  * edt.c - Euclidean distance transform on the CPU.
  *
+ * Size: about 1200 lines because the exact passes, the GPUs' bit-exact reference, read as one piece.
+ *
  * Two methods:
  *
  * IWPP_EDT_EXACT ("edt-exact-separable")
@@ -61,9 +63,6 @@
  *   spacing. Exact on 1D lines and with one background pixel.
  *
  * No background at all: dist = +INFINITY and nearest = -1 everywhere.
- *
- * Size: about 1200 lines: both methods with their threaded passes; the exact passes are
- * the reference every GPU backend must equal, and stay together so they read as one algorithm.
  */
 #include "cpu.h"
 #include "neighborhood.h"

@@ -1,8 +1,9 @@
 /*
  * IwppNative.java - the Java face of the IWPP C library (native/include/iwpp.h).
  *
- * One class of static native methods over primitive arrays, plus the code that
- * finds and loads the native library. Images are given as one array per slice,
+ * One class of static methods over primitive arrays, plus the code that finds
+ * and loads the native library. Each operation's method is a thin wrapper over
+ * the native of its kind (native/ops.def; IwppOp names the operations). Images are given as one array per slice,
  * as ImageJ stores them: byte[][] (8-bit, U8), short[][] (16-bit, U16, read as
  * unsigned) or float[][] (32-bit, F32); label images may also be int[][]
  * (32-bit labels, U32, read as unsigned). A 2D image is an array of one slice;
@@ -203,58 +204,88 @@ public final class IwppNative {
      * arrays of slices of the same type and sizes. A call that fails or is
      * cancelled leaves @p marker as it was.
      */
-    public static native void reconstruct(int backend, int device, int threads, long memoryLimit,
+    public static void reconstruct(int backend, int device, int threads, long memoryLimit,
             String workers, Progress progress, Object[] marker, Object[] mask, int width, int height,
-            int connectivity, int mode);
+            int connectivity, int mode) {
+        opReconstruct(IwppOp.RECONSTRUCT.id(), backend, device, threads, memoryLimit, workers, progress,
+                marker, mask, width, height, connectivity, mode);
+    }
 
     /**
      * Euclidean distance transform of @p binary (nonzero = foreground) into
      * @p dist (float slices); @p nearest (long slices) may be null, else it
      * receives the linear index of the nearest background pixel.
      */
-    public static native void distanceTransform(int backend, int device, int threads, long memoryLimit,
+    public static void distanceTransform(int backend, int device, int threads, long memoryLimit,
             String workers, Progress progress, Object[] binary, int width, int height, int method,
-            double spacingX, double spacingY, double spacingZ, float[][] dist, long[][] nearest);
+            double spacingX, double spacingY, double spacingZ, float[][] dist, long[][] nearest) {
+        opDistanceTransform(IwppOp.DISTANCE_TRANSFORM.id(), backend, device, threads, memoryLimit, workers, progress,
+                binary, width, height, method, spacingX, spacingY, spacingZ, dist, nearest);
+    }
 
     /** Fill holes; @p out has the type and sizes of @p in (it may be @p in itself). */
-    public static native void fillHoles(int backend, int device, int threads, long memoryLimit,
+    public static void fillHoles(int backend, int device, int threads, long memoryLimit,
             String workers, Progress progress, Object[] in, int width, int height, int connectivity,
-            Object[] out);
+            Object[] out) {
+        opFilter(IwppOp.FILL_HOLES.id(), backend, device, threads, memoryLimit, workers, progress,
+                in, width, height, 0, connectivity, out);
+    }
 
     /** Kill borders; @p out has the type and sizes of @p in. */
-    public static native void killBorders(int backend, int device, int threads, long memoryLimit,
+    public static void killBorders(int backend, int device, int threads, long memoryLimit,
             String workers, Progress progress, Object[] in, int width, int height, int connectivity,
-            Object[] out);
+            Object[] out) {
+        opFilter(IwppOp.KILL_BORDERS.id(), backend, device, threads, memoryLimit, workers, progress,
+                in, width, height, 0, connectivity, out);
+    }
 
     /** Regional maxima into @p out (byte slices, 255 on maxima). */
-    public static native void regionalMaxima(int backend, int device, int threads, long memoryLimit,
+    public static void regionalMaxima(int backend, int device, int threads, long memoryLimit,
             String workers, Progress progress, Object[] in, int width, int height, int connectivity,
-            byte[][] out);
+            byte[][] out) {
+        opFilter(IwppOp.REGIONAL_MAXIMA.id(), backend, device, threads, memoryLimit, workers, progress,
+                in, width, height, 0, connectivity, out);
+    }
 
     /** Regional minima into @p out (byte slices, 255 on minima). */
-    public static native void regionalMinima(int backend, int device, int threads, long memoryLimit,
+    public static void regionalMinima(int backend, int device, int threads, long memoryLimit,
             String workers, Progress progress, Object[] in, int width, int height, int connectivity,
-            byte[][] out);
+            byte[][] out) {
+        opFilter(IwppOp.REGIONAL_MINIMA.id(), backend, device, threads, memoryLimit, workers, progress,
+                in, width, height, 0, connectivity, out);
+    }
 
     /** H-maxima transform; @p out has the type and sizes of @p in. */
-    public static native void hMaxima(int backend, int device, int threads, long memoryLimit,
+    public static void hMaxima(int backend, int device, int threads, long memoryLimit,
             String workers, Progress progress, Object[] in, int width, int height, double h,
-            int connectivity, Object[] out);
+            int connectivity, Object[] out) {
+        opFilter(IwppOp.H_MAXIMA.id(), backend, device, threads, memoryLimit, workers, progress,
+                in, width, height, h, connectivity, out);
+    }
 
     /** H-minima transform; @p out has the type and sizes of @p in. */
-    public static native void hMinima(int backend, int device, int threads, long memoryLimit,
+    public static void hMinima(int backend, int device, int threads, long memoryLimit,
             String workers, Progress progress, Object[] in, int width, int height, double h,
-            int connectivity, Object[] out);
+            int connectivity, Object[] out) {
+        opFilter(IwppOp.H_MINIMA.id(), backend, device, threads, memoryLimit, workers, progress,
+                in, width, height, h, connectivity, out);
+    }
 
     /** Opening by reconstruction; @p out has the type and sizes of @p in. */
-    public static native void openingByReconstruction(int backend, int device, int threads,
+    public static void openingByReconstruction(int backend, int device, int threads,
             long memoryLimit, String workers, Progress progress, Object[] in, int width, int height,
-            int radius, int connectivity, Object[] out);
+            int radius, int connectivity, Object[] out) {
+        opFilter(IwppOp.OPENING.id(), backend, device, threads, memoryLimit, workers, progress,
+                in, width, height, radius, connectivity, out);
+    }
 
     /** Closing by reconstruction; @p out has the type and sizes of @p in. */
-    public static native void closingByReconstruction(int backend, int device, int threads,
+    public static void closingByReconstruction(int backend, int device, int threads,
             long memoryLimit, String workers, Progress progress, Object[] in, int width, int height,
-            int radius, int connectivity, Object[] out);
+            int radius, int connectivity, Object[] out) {
+        opFilter(IwppOp.CLOSING.id(), backend, device, threads, memoryLimit, workers, progress,
+                in, width, height, radius, connectivity, out);
+    }
 
 
     /* ------------------------------------------------ labels and watershed */
@@ -271,8 +302,11 @@ public final class IwppNative {
      * LABEL_EQUAL: nonzero neighbours of equal value), numbered in raster order of
      * each component's first pixel (iwpp_label). Returns the number of components.
      */
-    public static native long label(int backend, int device, int threads, long memoryLimit, String workers,
-            Progress progress, Object[] in, int width, int height, int connectivity, int mode, Object[] labels);
+    public static long label(int backend, int device, int threads, long memoryLimit, String workers,
+            Progress progress, Object[] in, int width, int height, int connectivity, int mode, Object[] labels) {
+        return opLabel(IwppOp.LABEL.id(), backend, device, threads, memoryLimit, workers, progress,
+                in, width, height, connectivity, mode, labels);
+    }
 
     /**
      * Marker-controlled watershed of the relief @p in (byte[], short[] or float[])
@@ -281,9 +315,12 @@ public final class IwppNative {
      * @p labels (short[] or int[]); with @p lines, watershed lines of 0 separate the
      * regions (iwpp_watershed: its header defines the unique result).
      */
-    public static native void watershed(int backend, int device, int threads, long memoryLimit, String workers,
+    public static void watershed(int backend, int device, int threads, long memoryLimit, String workers,
             Progress progress, Object[] in, Object[] markers, Object[] mask, int width, int height,
-            int connectivity, boolean lines, Object[] labels);
+            int connectivity, boolean lines, Object[] labels) {
+        opWatershed(IwppOp.WATERSHED.id(), backend, device, threads, memoryLimit, workers, progress,
+                in, markers, mask, width, height, connectivity, lines, labels);
+    }
 
     /**
      * Distance-transform watershed of @p binary (nonzero = object): exact EDT with
@@ -291,42 +328,120 @@ public final class IwppNative {
      * units of the spacing) as markers, then the watershed of the negated distance
      * inside the objects, into @p labels (short[] or int[]; iwpp_distance_watershed).
      */
-    public static native void distanceWatershed(int backend, int device, int threads, long memoryLimit,
+    public static void distanceWatershed(int backend, int device, int threads, long memoryLimit,
             String workers, Progress progress, Object[] binary, int width, int height, double spacingX,
-            double spacingY, double spacingZ, double dynamic, int connectivity, boolean lines, Object[] labels);
+            double spacingY, double spacingZ, double dynamic, int connectivity, boolean lines, Object[] labels) {
+        opDistanceWatershed(IwppOp.DISTANCE_WATERSHED.id(), backend, device, threads, memoryLimit, workers, progress,
+                binary, width, height, spacingX, spacingY, spacingZ, dynamic, connectivity, lines, labels);
+    }
 
     /** Extended maxima (regional maxima of the h-maxima, h = @p dynamic) into @p out (byte slices, 255). */
-    public static native void extendedMaxima(int backend, int device, int threads, long memoryLimit,
+    public static void extendedMaxima(int backend, int device, int threads, long memoryLimit,
             String workers, Progress progress, Object[] in, int width, int height, double dynamic,
-            int connectivity, byte[][] out);
+            int connectivity, byte[][] out) {
+        opFilter(IwppOp.EXTENDED_MAXIMA.id(), backend, device, threads, memoryLimit, workers, progress,
+                in, width, height, dynamic, connectivity, out);
+    }
 
     /** Extended minima (regional minima of the h-minima, h = @p dynamic) into @p out (byte slices, 255). */
-    public static native void extendedMinima(int backend, int device, int threads, long memoryLimit,
+    public static void extendedMinima(int backend, int device, int threads, long memoryLimit,
             String workers, Progress progress, Object[] in, int width, int height, double dynamic,
-            int connectivity, byte[][] out);
+            int connectivity, byte[][] out) {
+        opFilter(IwppOp.EXTENDED_MINIMA.id(), backend, device, threads, memoryLimit, workers, progress,
+                in, width, height, dynamic, connectivity, out);
+    }
 
     /**
      * Impose minima (MATLAB imimposemin): the only regional minima of the result
      * are where @p markers (any gray slices) is nonzero. @p out has the type and
      * sizes of @p in.
      */
-    public static native void imposeMinima(int backend, int device, int threads, long memoryLimit,
+    public static void imposeMinima(int backend, int device, int threads, long memoryLimit,
             String workers, Progress progress, Object[] in, Object[] markers, int width, int height,
-            int connectivity, Object[] out);
+            int connectivity, Object[] out) {
+        opMarker(IwppOp.IMPOSE_MINIMA.id(), backend, device, threads, memoryLimit, workers, progress,
+                in, markers, width, height, connectivity, out);
+    }
 
     /**
      * Every label of @p labels (byte[], short[] or int[]) with a pixel on the
      * image border (z too when there are several slices) becomes 0 in @p out (the
      * type of @p labels); the other labels keep their values.
      */
-    public static native void removeBorderLabels(int backend, int device, int threads, long memoryLimit,
-            String workers, Progress progress, Object[] labels, int width, int height, Object[] out);
+    public static void removeBorderLabels(int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] labels, int width, int height, Object[] out) {
+        opLabelFilter(IwppOp.REMOVE_BORDER_LABELS.id(), backend, device, threads, memoryLimit, workers, progress,
+                labels, width, height, 0L, 0L, out);
+    }
 
     /**
      * Every label of @p labels with fewer than @p minPixels or (if @p maxPixels > 0)
      * more than @p maxPixels pixels becomes 0 in @p out (the type of @p labels).
      */
-    public static native void labelSizeFilter(int backend, int device, int threads, long memoryLimit,
+    public static void labelSizeFilter(int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] labels, int width, int height, long minPixels,
+            long maxPixels, Object[] out) {
+        opLabelFilter(IwppOp.LABEL_SIZE_FILTER.id(), backend, device, threads, memoryLimit, workers, progress,
+                labels, width, height, minPixels, maxPixels, out);
+    }
+
+    /**
+     * Any operation of kind FILTER, FILTER_H or FILTER_RADIUS (fill holes ... extended minima),
+     * chosen by @p op: @p param is h (or the dynamic) for FILTER_H, the radius for FILTER_RADIUS
+     * (a whole number), unused for FILTER. The same as the op's named method.
+     */
+    public static void filter(IwppOp op, int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] in, int width, int height, double param,
+            int connectivity, Object[] out) {
+        if (op.kind != IwppOp.Kind.FILTER && op.kind != IwppOp.Kind.FILTER_H && op.kind != IwppOp.Kind.FILTER_RADIUS)
+            throw new IllegalArgumentException(op + " is not a filter (its kind is " + op.kind + ").");
+        if (op.kind == IwppOp.Kind.FILTER_RADIUS && param != (int) param)
+            throw new IllegalArgumentException("the radius must be a whole number, not " + param + ".");
+        opFilter(op.id(), backend, device, threads, memoryLimit, workers, progress, in, width, height,
+                op.kind == IwppOp.Kind.FILTER ? 0 : param, connectivity, out);
+    }
+
+    /* ------------------------------ the natives: one per kind of native/ops.def (java/iwpp_jni_ops.c) */
+    /*
+     * Each takes the op's id (IwppOp.id()) first; the glue checks that the op is of the entry's
+     * kind and calls its C function from the table.
+     */
+
+    /** The C table, one "ID KIND OUT method" per op in id order (IwppNativeTest compares it with IwppOp). */
+    static native String[] opTable();
+
+    private static native void opReconstruct(int op, int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] marker, Object[] mask, int width, int height,
+            int connectivity, int mode);
+
+    private static native void opDistanceTransform(int op, int backend, int device, int threads,
+            long memoryLimit, String workers, Progress progress, Object[] binary, int width, int height,
+            int method, double spacingX, double spacingY, double spacingZ, float[][] dist, long[][] nearest);
+
+    /** FILTER, FILTER_H, FILTER_RADIUS: @p param is h or the radius. */
+    private static native void opFilter(int op, int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] in, int width, int height, double param,
+            int connectivity, Object[] out);
+
+    private static native void opMarker(int op, int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] in, Object[] markers, int width, int height,
+            int connectivity, Object[] out);
+
+    private static native long opLabel(int op, int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] in, int width, int height, int connectivity, int mode,
+            Object[] labels);
+
+    private static native void opWatershed(int op, int backend, int device, int threads, long memoryLimit,
+            String workers, Progress progress, Object[] in, Object[] markers, Object[] mask, int width,
+            int height, int connectivity, boolean lines, Object[] labels);
+
+    private static native void opDistanceWatershed(int op, int backend, int device, int threads,
+            long memoryLimit, String workers, Progress progress, Object[] binary, int width, int height,
+            double spacingX, double spacingY, double spacingZ, double dynamic, int connectivity, boolean lines,
+            Object[] labels);
+
+    /** LABEL_PASS, LABEL_SIZE: @p minPixels and @p maxPixels are for LABEL_SIZE only. */
+    private static native void opLabelFilter(int op, int backend, int device, int threads, long memoryLimit,
             String workers, Progress progress, Object[] labels, int width, int height, long minPixels,
             long maxPixels, Object[] out);
 

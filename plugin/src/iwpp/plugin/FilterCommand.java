@@ -11,6 +11,7 @@
  * Extended maxima (minima): the regional maxima (minima) of the h-maxima
  * (h-minima) with h = dynamic, as MATLAB imextendedmax: a 0/255 8-bit image of
  * the maxima that rise more than "dynamic" above their surroundings.
+ * The native call is one for all: IwppNative.filter with the op of native/ops.def.
  */
 package iwpp.plugin;
 
@@ -21,30 +22,34 @@ import ij.WindowManager;
 import ij.plugin.PlugIn;
 
 import iwpp.IwppNative;
+import iwpp.IwppOp;
 
 public class FilterCommand implements PlugIn {
 
+    /* What the dialog and the result need beyond native/ops.def's line (IwppOp: the
+       plugins.config argument, the command label, the output type). */
     enum Op {
-        FILL_HOLES("fill-holes", "Fill Holes (IWPP)", "filled", true, false),
-        KILL_BORDERS("kill-borders", "Kill Borders (IWPP)", "killBorders", false, false),
-        REGIONAL_MAXIMA("regional-maxima", "Regional Maxima (IWPP)", "rmax", false, true),
-        REGIONAL_MINIMA("regional-minima", "Regional Minima (IWPP)", "rmin", false, true),
-        H_MAXIMA("h-maxima", "H-Maxima (IWPP)", "hmax", false, false),
-        H_MINIMA("h-minima", "H-Minima (IWPP)", "hmin", false, false),
-        OPENING("opening", "Opening by Reconstruction (IWPP)", "opening", false, false),
-        CLOSING("closing", "Closing by Reconstruction (IWPP)", "closing", false, false),
-        EXTENDED_MAXIMA("extended-maxima", "Extended Maxima (IWPP)", "emax", false, true),
-        EXTENDED_MINIMA("extended-minima", "Extended Minima (IWPP)", "emin", false, true);
+        FILL_HOLES(IwppOp.FILL_HOLES, "filled", true),
+        KILL_BORDERS(IwppOp.KILL_BORDERS, "killBorders", false),
+        REGIONAL_MAXIMA(IwppOp.REGIONAL_MAXIMA, "rmax", false),
+        REGIONAL_MINIMA(IwppOp.REGIONAL_MINIMA, "rmin", false),
+        H_MAXIMA(IwppOp.H_MAXIMA, "hmax", false),
+        H_MINIMA(IwppOp.H_MINIMA, "hmin", false),
+        OPENING(IwppOp.OPENING, "opening", false),
+        CLOSING(IwppOp.CLOSING, "closing", false),
+        EXTENDED_MAXIMA(IwppOp.EXTENDED_MAXIMA, "emax", false),
+        EXTENDED_MINIMA(IwppOp.EXTENDED_MINIMA, "emin", false);
 
-        final String arg, command, suffix;
+        final IwppOp op;
+        final String command, suffix;
         final boolean backgroundConnectivity, binaryOutput;
 
-        Op(String arg, String command, String suffix, boolean bg, boolean bin) {
-            this.arg = arg;
-            this.command = command;
+        Op(IwppOp op, String suffix, boolean bg) {
+            this.op = op;
+            this.command = op.command;
             this.suffix = suffix;
             this.backgroundConnectivity = bg;
-            this.binaryOutput = bin;
+            this.binaryOutput = op.out == IwppOp.Out.U8;
         }
 
         boolean extended() {
@@ -52,9 +57,10 @@ public class FilterCommand implements PlugIn {
         }
 
         static Op fromArg(String arg) {
-            for (Op o : values())
-                if (o.arg.equals(arg))
-                    return o;
+            IwppOp o = IwppOp.forCommand(FilterCommand.class.getName(), arg);
+            for (Op f : values())
+                if (f.op == o)
+                    return f;
             return null;
         }
     }
@@ -140,48 +146,10 @@ public class FilterCommand implements PlugIn {
                     public void run(IwppRun.Ctx c, int[] idx, int slot) {
                         Object[] src = IwppRun.slices(in, idx);
                         Object[] dst = IwppRun.newSlices(outDepth, idx.length, w * ht);
-                        switch (op) {
-                        case FILL_HOLES:
-                            IwppNative.fillHoles(c.backend, c.device, c.threads, c.memoryLimit,
-                                    c.workers, c.progress, src, w, ht, conn, dst);
-                            break;
-                        case KILL_BORDERS:
-                            IwppNative.killBorders(c.backend, c.device, c.threads, c.memoryLimit,
-                                    c.workers, c.progress, src, w, ht, conn, dst);
-                            break;
-                        case REGIONAL_MAXIMA:
-                            IwppNative.regionalMaxima(c.backend, c.device, c.threads, c.memoryLimit,
-                                    c.workers, c.progress, src, w, ht, conn, (byte[][]) dst);
-                            break;
-                        case REGIONAL_MINIMA:
-                            IwppNative.regionalMinima(c.backend, c.device, c.threads, c.memoryLimit,
-                                    c.workers, c.progress, src, w, ht, conn, (byte[][]) dst);
-                            break;
-                        case H_MAXIMA:
-                            IwppNative.hMaxima(c.backend, c.device, c.threads, c.memoryLimit,
-                                    c.workers, c.progress, src, w, ht, hv, conn, dst);
-                            break;
-                        case H_MINIMA:
-                            IwppNative.hMinima(c.backend, c.device, c.threads, c.memoryLimit,
-                                    c.workers, c.progress, src, w, ht, hv, conn, dst);
-                            break;
-                        case OPENING:
-                            IwppNative.openingByReconstruction(c.backend, c.device, c.threads, c.memoryLimit,
-                                    c.workers, c.progress, src, w, ht, rad, conn, dst);
-                            break;
-                        case CLOSING:
-                            IwppNative.closingByReconstruction(c.backend, c.device, c.threads, c.memoryLimit,
-                                    c.workers, c.progress, src, w, ht, rad, conn, dst);
-                            break;
-                        case EXTENDED_MAXIMA:
-                            IwppNative.extendedMaxima(c.backend, c.device, c.threads, c.memoryLimit,
-                                    c.workers, c.progress, src, w, ht, hv, conn, (byte[][]) dst);
-                            break;
-                        case EXTENDED_MINIMA:
-                            IwppNative.extendedMinima(c.backend, c.device, c.threads, c.memoryLimit,
-                                    c.workers, c.progress, src, w, ht, hv, conn, (byte[][]) dst);
-                            break;
-                        }
+                        /* h (or the dynamic) or the radius: the op's kind says which it reads */
+                        IwppNative.filter(op.op, c.backend, c.device, c.threads, c.memoryLimit, c.workers,
+                                c.progress, src, w, ht, op.op.kind == IwppOp.Kind.FILTER_RADIUS ? rad : hv, conn,
+                                dst);
                         for (int i = 0; i < idx.length; i++)
                             outStack.setPixels(dst[i], idx[i]);
                     }

@@ -21,14 +21,17 @@ import ij.WindowManager;
 import ij.plugin.PlugIn;
 
 import iwpp.IwppNative;
+import iwpp.IwppOp;
 
 public class LabelFilterCommand implements PlugIn {
-    static final String BORDER = "Remove Border Labels (IWPP)", SIZE = "Label Size Filtering (IWPP)";
+    /* the command labels, from native/ops.def */
+    static final String BORDER = IwppOp.REMOVE_BORDER_LABELS.command, SIZE = IwppOp.LABEL_SIZE_FILTER.command;
 
     @Override
     public void run(String arg) {
-        final boolean size = "size".equals(arg);
-        if (!size && !"border".equals(arg)) {
+        final IwppOp op = IwppOp.forCommand(LabelFilterCommand.class.getName(), arg);
+        final boolean size = op == IwppOp.LABEL_SIZE_FILTER;
+        if (!size && op != IwppOp.REMOVE_BORDER_LABELS) {
             IwppRun.error("IWPP", "unknown operation \"" + arg + "\" in plugins.config.");
             return;
         }
