@@ -160,6 +160,7 @@ static iwpp_status exact_kernels(iwpp_context *ctx, iwpp_type type, int is3, cl_
 typedef struct exact_call {
     iwpp_ocl *s;
     cl_int w, h, d, is3, want;
+    cl_int intv; /* merged envelopes in integers: unit spacing, w^2 + h^2 + d^2 < 2^31 (edt_exact.cl) */
     cl_uint rows;
     cl_double hx, hy, hz;
     cl_mem bin, md, mn;                                      /* input, distances, nearest (or md) */
@@ -260,7 +261,7 @@ static cl_int run_cols(const exact_call *c, const exact_plan *P, const cl_kernel
         cl_int err = envelope_args(c, k[KX_ENV], 1, c->sites, c->sites, c->ny2, c->nz2, c->md, c->md);
         return err != CL_SUCCESS ? err : iwpp_ocl_run1d(s, k[KX_ENV], (size_t)c->w * c->d, 64);
     }
-    const cl_kernel kc = P->cols == COLS_MERGED ? k[KX_CENV] : k[KX_COLS]; /* the same arguments */
+    const cl_kernel kc = P->cols == COLS_MERGED ? k[KX_CENV] : k[KX_COLS]; /* the same arguments (+ intv) */
     const size_t lsz = iwpp_ocl_group_size(s, kc, s->is_gpu ? 256 : 64);
     const size_t tiles = ((size_t)c->w + (size_t)P->cb_tx - 1) / (size_t)P->cb_tx * (size_t)c->d;
     size_t groups = (size_t)s->compute_units * 64;
@@ -276,6 +277,7 @@ static cl_int run_cols(const exact_call *c, const exact_plan *P, const cl_kernel
     ka_int(&a, (cl_int)P->cb_line);
     ka_double(&a, c->hy);
     ka_double(&a, c->hz);
+    if (P->cols == COLS_MERGED) ka_int(&a, c->intv);
     ka_local(&a, (size_t)P->cb_tx * P->cb_line);
     return a.err != CL_SUCCESS ? a.err : iwpp_ocl_run1d(s, kc, groups * lsz, lsz);
 }
@@ -311,6 +313,7 @@ static cl_int run_rows_merged(const iwpp_context *ctx, const exact_call *c, cons
     ka_double(&a, c->hy);
     ka_double(&a, c->hz);
     ka_int(&a, c->is3);
+    ka_int(&a, c->intv);
     ka_local(&a, P->lm_row);
     return a.err != CL_SUCCESS ? a.err : iwpp_ocl_run1d(s, k, groups * lsz, lsz);
 }
@@ -443,6 +446,8 @@ iwpp_status iwpp_ocl_edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const dou
     c.w = (cl_int)bin->w, c.h = (cl_int)bin->h, c.d = (cl_int)bin->d, c.is3 = c.d > 1, c.want = nearest != NULL;
     c.rows = (cl_uint)c.h * (cl_uint)c.d;
     c.hx = sp[0], c.hy = sp[1], c.hz = sp[2];
+    c.intv = sp[0] == 1.0 && sp[1] == 1.0 && sp[2] == 1.0 &&
+             (int64_t)c.w * c.w + (int64_t)c.h * c.h + (int64_t)c.d * c.d < ((int64_t)1 << 31);
     c.bin = (cl_mem)bin->ptr, c.md = (cl_mem)dist->ptr, c.mn = nearest ? (cl_mem)nearest->ptr : c.md;
     cl_kernel k[KX_COUNT];
     iwpp_status rs = exact_kernels(ctx, bin->type, c.is3, k);
@@ -459,8 +464,8 @@ iwpp_status iwpp_ocl_edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const dou
     if (rs) return rs;
     static const char *const rows_name[] = {"/merged-rows", "/banded-rows", "/banded-wide-rows", ""};
     static const char *const cols_name[] = {"", "/merged-cols", "/banded-cols", ""};
-    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-edt-exact-separable%s%s", rows_name[P.rows],
-             cols_name[P.cols]);
+    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-edt-exact-separable%s%s%s", rows_name[P.rows],
+             cols_name[P.cols], c.intv && (P.rows == ROWS_MERGED || P.cols == COLS_MERGED) ? "/int" : "");
     ctx->stats.pixels_visited = 0;
     ctx->stats.rounds = c.is3 ? 3 : (c.h > 1 ? 2 : 1);
     return IWPP_OK;

@@ -796,14 +796,18 @@ typedef struct em_line {
     __local double *sd;
     __local uchar *stk, *lo, *hi;
     __local short *prv, *nxt, *gF, *gL;
-    int dbl, n, NB, NC, y;
+    __local int *si;
+    int dbl, intv, n, NB, NC, y;
     double hy, h, h2;
 } em_line;
 
-/* L's arrays in the area at base for a line of n sites; dbl: f stored as doubles */
-inline void em_layout(em_line *L, __local uchar *base, int n, int dbl, int y, double hy, double h)
+/* L's arrays in the area at base for a line of n sites; dbl: f stored (as a double, or as an
+ * int with intv); intv: unit spacing, integer arithmetic (cuda/edt_envelope.cuh says why it
+ * decides as the CPU's doubles do) */
+inline void em_layout(em_line *L, __local uchar *base, int n, int dbl, int intv, int y, double hy, double h)
 {
     L->dbl = dbl;
+    L->intv = intv;
     L->n = n;
     L->NB = (n + RB_S - 1) / RB_S;
     L->NC = (L->NB + 7) / 8;
@@ -813,6 +817,7 @@ inline void em_layout(em_line *L, __local uchar *base, int n, int dbl, int y, do
     L->h2 = h * h;
     const int sbytes = ((dbl ? 8 : 2) * RB_PAD(n) + 7) & ~7;
     L->sd = (__local double *)base;
+    L->si = (__local int *)base;
     L->su = (__local ushort *)base;
     L->E = (__local ushort *)(base + sbytes);
     L->prv = (__local short *)(L->E + n);
@@ -835,11 +840,30 @@ inline double em_fp(const em_line *L, int p)
     return t * t;
 }
 
+/* f of site p in integers (intv); EM_INF_I when p has none */
+#define EM_INF_I 0x7FFFFFFF
+inline int em_fi(const em_line *L, int p)
+{
+    if (L->dbl) return L->si[RB_PAD(p)];
+    const ushort c = L->su[RB_PAD(p)];
+    if (c == EM_NONE) return EM_INF_I;
+    const int t = L->y - (int)c;
+    return t * t;
+}
+
+inline int em_has(const em_line *L, int p) { return L->intv ? em_fi(L, p) != EM_INF_I : em_fp(L, p) != INFINITY; }
+
 inline int em_pos(const em_line *L, int b, int k) { return b * RB_S + L->stk[k * L->NB + b]; }
 
 /* whether site p (between pp on its left and q on its right) is hidden: the CPU's test */
 inline int em_hidden(const em_line *L, int pp, int p, int q)
 {
+    if (L->intv) {
+        const int fq = em_fi(L, q), fp = em_fi(L, p), fpp = em_fi(L, pp);
+        const long num = (long)(fq - fp) + (long)(q - p) * (long)(q + p), den = 2 * (long)(q - p);
+        const long zn = (long)(fp - fpp) + (long)(p - pp) * (long)(p + pp), zd = 2 * (long)(p - pp);
+        return !(num * zd > zn * den);
+    }
     return env_hides(em_fp(L, q), q, em_fp(L, p), p, em_fp(L, pp), pp, L->h2);
 }
 
@@ -850,7 +874,7 @@ inline void em_build(const em_line *L, int b)
     __local uchar *stk = L->stk;
     int k = -1;
     for (int q = l0; q < l1; ++q) {
-        if (em_fp(L, q) == INFINITY) continue;
+        if (!em_has(L, q)) continue;
         while (k >= 1 && em_hidden(L, l0 + stk[(k - 1) * NB + b], l0 + stk[k * NB + b], q)) --k;
         ++k;
         stk[k * NB + b] = (uchar)(q - l0);
@@ -984,14 +1008,28 @@ inline void em_place(const em_line *L, int t)
     if (k >= L->lo[b] && k < L->hi[b]) L->E[L->pre[b] + k - L->lo[b]] = (ushort)(b * RB_S + L->stk[k * L->NB + b]);
 }
 
-/* step 5: the envelope site of position x (-1 if none), its d2 in *best */
+/* step 5: the envelope site of position x (-1 if none), its d2 in *best (as a double; exact
+ * integers with intv) */
 inline int em_find(const em_line *L, int x, double *best)
 {
     const int m = L->cs[L->NC];
     *best = INFINITY;
     if (m == 0) return -1;
-    const double h = L->h;
     int a = 0, c = m - 1;
+    if (L->intv) {
+        while (a < c) {
+            const int mid = (a + c) >> 1;
+            const int p0 = L->E[mid], p1 = L->E[mid + 1];
+            if (em_fi(L, p1) + (x - p1) * (x - p1) < em_fi(L, p0) + (x - p0) * (x - p0))
+                a = mid + 1;
+            else
+                c = mid;
+        }
+        const int p = L->E[a];
+        *best = (double)(em_fi(L, p) + (x - p) * (x - p));
+        return p;
+    }
+    const double h = L->h;
     while (a < c) {
         const int mid = (a + c) >> 1;
         const int p0 = L->E[mid], p1 = L->E[mid + 1];
@@ -1009,14 +1047,14 @@ inline int em_find(const em_line *L, int x, double *best)
 
 /* Steps 2-4 for the `lines` lines of a work-group (line j at base + j * line_bytes, f loaded),
  * work-items spread over (line, item) pairs with the line fastest. */
-inline void em_solve(__local uchar *base, int line_bytes, int lines, int n, int dbl, int y, double hy,
-                     double h)
+inline void em_solve(__local uchar *base, int line_bytes, int lines, int n, int dbl, int intv, int y,
+                     double hy, double h)
 {
     const int lid = (int)get_local_id(0), lsz = (int)get_local_size(0);
     em_line L;
-    em_layout(&L, base, n, dbl, y, hy, h);
+    em_layout(&L, base, n, dbl, intv, y, hy, h);
     const int NB = L.NB, NC = L.NC;
-#define EM_AT(j) em_layout(&L, base + (j) * line_bytes, n, dbl, y, hy, h)
+#define EM_AT(j) em_layout(&L, base + (j) * line_bytes, n, dbl, intv, y, hy, h)
     for (int t = lid; t < lines * NB; t += lsz) {
         EM_AT(t % lines);
         em_build(&L, t / lines);
@@ -1057,7 +1095,7 @@ inline void em_solve(__local uchar *base, int line_bytes, int lines, int n, int 
 /* Pass C: one work-group per row (a loop over rows); is3: f from both site maps, as a double. */
 __kernel void edt_rows_env(__global const int *ny, __global const int *nz, __global float *dist,
                            __global long *nearest, int want_nearest, int w, int h, uint rows,
-                           double hx, double hy, double hz, int is3, __local double *arena)
+                           double hx, double hy, double hz, int is3, int intv, __local double *arena)
 {
     const int W = w;
     const int lid = (int)get_local_id(0), lsz = (int)get_local_size(0);
@@ -1066,11 +1104,14 @@ __kernel void edt_rows_env(__global const int *ny, __global const int *nz, __glo
     for (uint row = (uint)get_group_id(0); row < rows; row += (uint)get_num_groups(0)) {
         const size_t rb = (size_t)row * (size_t)W;
         const int y = (int)(row % (uint)h), z = (int)(row / (uint)h);
-        em_layout(&L, base, W, is3, y, hy, hx);
+        em_layout(&L, base, W, is3, intv, y, hy, hx);
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int x = lid; x < W; x += lsz) {
             const int cy = ny[rb + x];
-            if (is3) {
+            if (is3 && intv) {
+                const int tz = z - nz[rb + x], ty = y - cy;
+                L.si[RB_PAD(x)] = cy == NO_SITE ? EM_INF_I : tz * tz + ty * ty;
+            } else if (is3) {
                 double f = INFINITY;
                 if (cy != NO_SITE) {
                     const double tz = (double)(z - nz[rb + x]) * hz;
@@ -1083,7 +1124,7 @@ __kernel void edt_rows_env(__global const int *ny, __global const int *nz, __glo
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        em_solve(base, 0, 1, W, is3, y, hy, hx);
+        em_solve(base, 0, 1, W, is3, intv, y, hy, hx);
         for (int x = lid; x < W; x += lsz) {
             double best;
             const int bi = em_find(&L, x, &best);
@@ -1106,7 +1147,7 @@ __kernel void edt_rows_env(__global const int *ny, __global const int *nz, __glo
  * stores touch TX consecutive words of an image row. Pixel y takes the envelope site p minimising
  * f[p] + ((y - p) * hy)^2, the CPU's pass B expression; pass C forms tz^2 + ty^2 from it. */
 __kernel void edt_cols_env(__global const int *nz, __global int *ny2, __global int *nz2, int w, int h,
-                           int d, int TX, int line_bytes, double hy, double hz, __local double *arena)
+                           int d, int TX, int line_bytes, double hy, double hz, int intv, __local double *arena)
 {
     const int H = h;
     const int lid = (int)get_local_id(0), lsz = (int)get_local_size(0);
@@ -1120,19 +1161,23 @@ __kernel void edt_cols_env(__global const int *nz, __global int *ny2, __global i
         for (int t = lid; t < tw * H; t += lsz) {
             const int j = t % tw, y = t / tw;
             const int c = nz[base + (size_t)y * (size_t)w + (size_t)j];
-            double f = INFINITY;
-            if (c != NO_SITE) {
-                const double tq = (double)(z - c) * hz;
-                f = tq * tq;
+            if (intv) {
+                ((__local int *)(sm + j * line_bytes))[RB_PAD(y)] = c == NO_SITE ? EM_INF_I : (z - c) * (z - c);
+            } else {
+                double f = INFINITY;
+                if (c != NO_SITE) {
+                    const double tq = (double)(z - c) * hz;
+                    f = tq * tq;
+                }
+                ((__local double *)(sm + j * line_bytes))[RB_PAD(y)] = f;
             }
-            ((__local double *)(sm + j * line_bytes))[RB_PAD(y)] = f;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        em_solve(sm, line_bytes, tw, H, 1, 0, 0.0, hy);
+        em_solve(sm, line_bytes, tw, H, 1, intv, 0, 0.0, hy);
         em_line L;
         for (int t = lid; t < tw * H; t += lsz) {
             const int j = t % tw, y = t / tw;
-            em_layout(&L, sm + j * line_bytes, H, 1, 0, 0.0, hy);
+            em_layout(&L, sm + j * line_bytes, H, 1, intv, 0, 0.0, hy);
             double best;
             const int bi = em_find(&L, y, &best);
             const size_t o = base + (size_t)y * (size_t)w + (size_t)j;
