@@ -2,7 +2,7 @@
  * edt_envelope.cuh - the line solver of the exact EDT's merged band envelopes (edt_exact.cu's
  * edt_rows_env and edt_cols_env). Kept in a header so that tests/test_edt_envelope.cpp can run
  * the very same code on the host (EM_HOST: one thread runs every item of a phase in turn, which
- * is a valid schedule since the items of a phase touch disjoint data). Needs RB_S and RB_PAD.
+ * is a valid schedule since the items of a phase touch disjoint data). Needs RB_PAD.
  */
 #ifndef IWPP_EDT_ENVELOPE_CUH
 #define IWPP_EDT_ENVELOPE_CUH
@@ -30,14 +30,14 @@
  * The method of opencl/edt_exact.cl, one line (a row, or a column along y) in shared memory:
  *   1. the line's f (2D rows: the site row of each column as a uint16, f re-formed; 3D rows and
  *      columns: f itself);
- *   2. each band of RB_S sites: its lower envelope (the CPU's intersection test), a stack of
+ *   2. each band of EM_S sites: its lower envelope (the CPU's intersection test), a stack of
  *      offsets of which a range [lo, hi) is live;
  *   3. log2(bands) levels of merges: neighbouring groups of bands are joined by their bridge
  *      (lower common tangent, each parabola a point of the lifted space); the left group loses
  *      a suffix, the right one a prefix, so each band keeps a contiguous range and the bands of
  *      a group are chained (prv/nxt) past emptied ones. A whole band goes with one test ("hidden"
  *      is monotone along a convex chain), else a binary search inside the band finds the end:
- *      a merge costs O(bands dropped + log RB_S) whatever the picture;
+ *      a merge costs O(bands dropped + log EM_S) whatever the picture;
  *   4. the surviving sites are compacted into E[0..m);
  *   5. each envelope site k > 0 gets B[k], the first position where it beats site k - 1 (the
  *      comparison of step 6, so B is the envelope's partition of the line as step 6 would see it);
@@ -51,14 +51,17 @@
  * each), prv, nxt, gF, gL (int16 NB each), pre (uint16 NB), cs (uint16 NC + 1), lo, hi (uint8
  * NB), stk (uint8 32 NB); n <= 65535, and for 2D rows h < 65535. */
 #define EM_NONE 0xFFFF
+#ifndef EM_S
+#define EM_S 16 /* sites per band (stack offsets are uint8); 16 measured faster than 32 on the H100 (cuda/README.md) */
+#endif
 #define EM_MAX 65535
 
 static inline size_t em_bytes(int64_t n, bool stored, bool intv = false)
 {
-    const size_t nb = (size_t)((n + RB_S - 1) / RB_S), nc = (nb + 7) / 8;
+    const size_t nb = (size_t)((n + EM_S - 1) / EM_S), nc = (nb + 7) / 8;
     const size_t fb = stored ? (intv ? 4 : 8) : 2;
     const size_t sb = (fb * (size_t)RB_PAD(n) + 7) & ~(size_t)7;
-    return ((sb + 4 * (size_t)n + 2 * 4 * nb + 2 * nb + 2 * (nc + 1) + 2 * nb + RB_S * nb) + 15) & ~(size_t)15;
+    return ((sb + 4 * (size_t)n + 2 * 4 * nb + 2 * nb + 2 * (nc + 1) + 2 * nb + EM_S * nb) + 15) & ~(size_t)15;
 }
 
 /* The two arithmetics: f and d2 of a site (V), the intersection test and the boundary. */
@@ -95,7 +98,7 @@ template <bool STORED, bool INTV = false> struct em_line {
     EM_FN void layout(void *base, int len)
     {
         n = len;
-        NB = (n + RB_S - 1) / RB_S;
+        NB = (n + EM_S - 1) / EM_S;
         NC = (NB + 7) / 8;
         const int sbytes = ((STORED ? (int)sizeof(V) : 2) * RB_PAD(n) + 7) & ~7;
         sv = (V *)base;
@@ -121,12 +124,12 @@ template <bool STORED, bool INTV = false> struct em_line {
     }
     /* d2 of site p at x: the CPU's f + ((x - p) * h)^2 */
     EM_FN V g(int p, int x) const { return f(p) + em_sq(x - p, h, V()); }
-    EM_FN int pos(int b, int k) const { return b * RB_S + stk[k * NB + b]; }
+    EM_FN int pos(int b, int k) const { return b * EM_S + stk[k * NB + b]; }
     EM_FN bool hidden(int pp, int p, int q) const { return em_hidden(f(pp), f(p), f(q), pp, p, q, h2); }
     /* step 2 for band b */
     EM_DEV void build(int b) const
     {
-        const int l0 = b * RB_S, l1 = l0 + RB_S < n ? l0 + RB_S : n;
+        const int l0 = b * EM_S, l1 = l0 + EM_S < n ? l0 + EM_S : n;
         int k = -1;
         for (int q = l0; q < l1; ++q) {
             if (f(q) == em_inf(V())) continue;
@@ -251,7 +254,7 @@ template <bool STORED, bool INTV = false> struct em_line {
     EM_DEV void place(int t) const
     {
         const int b = t % NB, k = t / NB;
-        if (k >= lo[b] && k < hi[b]) E[pre[b] + k - lo[b]] = (uint16_t)(b * RB_S + stk[k * NB + b]);
+        if (k >= lo[b] && k < hi[b]) E[pre[b] + k - lo[b]] = (uint16_t)(b * EM_S + stk[k * NB + b]);
     }
     /* step 5: B[k], the first position x (0..n) where site E[k] beats E[k - 1] */
     EM_DEV void bound(int k) const
@@ -321,7 +324,7 @@ template <bool STORED, bool INTV> EM_DEV void em_solve(unsigned char *base, int6
     EM_SYNC();
     for (int t = tid; t < lines * NC; t += nth) EM_AT(t % lines).band_offsets(t / lines);
     EM_SYNC();
-    for (int t = tid; t < lines * NB * RB_S; t += nth) EM_AT(t % lines).place(t / lines);
+    for (int t = tid; t < lines * NB * EM_S; t += nth) EM_AT(t % lines).place(t / lines);
     EM_SYNC();
     for (int t = tid; t < lines * n; t += nth) {
         const int j = t % lines, k = t / lines;

@@ -62,11 +62,12 @@ static iwpp_status work_buf(iwpp_context *ctx, int fresh, int slot, size_t bytes
 /* Local memory of one line of n sites for edt_rows_env / edt_cols_env (edt_exact.cl): sites (2D
  * rows: ushort rows, else double f, padded), E, prv, nxt, gF, gL, pre, cs, lo, hi, stk. */
 #define EM_MAX 65535
+#define EM_S 16 /* sites per band of the merged envelopes: as in edt_exact.cl */
 static size_t em_bytes(size_t n, int dbl)
 {
-    const size_t nb = (n + RB_S - 1) / RB_S, nc = (nb + 7) / 8;
+    const size_t nb = (n + EM_S - 1) / EM_S, nc = (nb + 7) / 8;
     const size_t sb = ((dbl ? 8 : 2) * (size_t)RB_PAD(n) + 7) & ~(size_t)7;
-    return (sb + 2 * n + 2 * 4 * nb + 2 * nb + 2 * (nc + 1) + 2 * nb + RB_S * nb + 15) & ~(size_t)15;
+    return (sb + 2 * n + 2 * 4 * nb + 2 * nb + 2 * (nc + 1) + 2 * nb + EM_S * nb + 15) & ~(size_t)15;
 }
 
 /* The exact transform's path, chosen from the device's local memory and the image:

@@ -771,7 +771,7 @@ __kernel void edt_cols(__global const int *nz, __global int *ny2, __global int *
  * One line (a row, or a column along y) of n sites:
  *   1. its f values (2D rows: the site row of each column as a ushort, f re-formed; 3D rows and
  *      columns: f as a double);
- *   2. each band of RB_S sites: its lower envelope (the CPU's intersection test), kept as a
+ *   2. each band of EM_S sites: its lower envelope (the CPU's intersection test), kept as a
  *      stack of offsets; a band's live entries are a range [lo, hi) of that stack;
  *   3. log2(bands) levels of merges: neighbouring groups of bands are joined by their bridge (the
  *      lower common tangent in the lifted space, where each parabola is a point): the left
@@ -779,7 +779,7 @@ __kernel void edt_cols(__global const int *nz, __global int *ny2, __global int *
  *      contiguous range, and the bands of a group are chained (prv/nxt) past emptied ones.
  *      Finding the bridge walks both ends; a whole band is dropped with one test (the test
  *      "hidden" is monotone along a convex chain) and otherwise a binary search inside the band
- *      finds the new end, so a merge costs O(bands dropped + log RB_S) whatever the picture;
+ *      finds the new end, so a merge costs O(bands dropped + log EM_S) whatever the picture;
  *   4. the surviving sites are compacted into E[0..m) (prefix sum of the bands' counts);
  *   5. each position x binary-searches E for its envelope site (the values along the envelope
  *      are unimodal at x) and forms d2 = f + ((x - p) * h)^2, the CPU's expression, so any true
@@ -790,6 +790,7 @@ __kernel void edt_cols(__global const int *nz, __global int *ny2, __global int *
  * NB = ceil(n / 32), NC = ceil(NB / 8). n <= 65535; 2D rows also need h < 65535.
  */
 #define EM_NONE 0xFFFF
+#define EM_S 16 /* sites per band (stack offsets are uchar); edt_exact.c's em_bytes uses the same */
 
 typedef struct em_line {
     __local ushort *su, *E, *pre, *cs;
@@ -809,7 +810,7 @@ inline void em_layout(em_line *L, __local uchar *base, int n, int dbl, int intv,
     L->dbl = dbl;
     L->intv = intv;
     L->n = n;
-    L->NB = (n + RB_S - 1) / RB_S;
+    L->NB = (n + EM_S - 1) / EM_S;
     L->NC = (L->NB + 7) / 8;
     L->y = y;
     L->hy = hy;
@@ -853,7 +854,7 @@ inline int em_fi(const em_line *L, int p)
 
 inline int em_has(const em_line *L, int p) { return L->intv ? em_fi(L, p) != EM_INF_I : em_fp(L, p) != INFINITY; }
 
-inline int em_pos(const em_line *L, int b, int k) { return b * RB_S + L->stk[k * L->NB + b]; }
+inline int em_pos(const em_line *L, int b, int k) { return b * EM_S + L->stk[k * L->NB + b]; }
 
 /* whether site p (between pp on its left and q on its right) is hidden: the CPU's test */
 inline int em_hidden(const em_line *L, int pp, int p, int q)
@@ -870,7 +871,7 @@ inline int em_hidden(const em_line *L, int pp, int p, int q)
 /* step 2 for band b */
 inline void em_build(const em_line *L, int b)
 {
-    const int NB = L->NB, l0 = b * RB_S, l1 = min(l0 + RB_S, L->n);
+    const int NB = L->NB, l0 = b * EM_S, l1 = min(l0 + EM_S, L->n);
     __local uchar *stk = L->stk;
     int k = -1;
     for (int q = l0; q < l1; ++q) {
@@ -1005,7 +1006,7 @@ inline void em_band_offsets(const em_line *L, int t)
 inline void em_place(const em_line *L, int t)
 {
     const int b = t % L->NB, k = t / L->NB;
-    if (k >= L->lo[b] && k < L->hi[b]) L->E[L->pre[b] + k - L->lo[b]] = (ushort)(b * RB_S + L->stk[k * L->NB + b]);
+    if (k >= L->lo[b] && k < L->hi[b]) L->E[L->pre[b] + k - L->lo[b]] = (ushort)(b * EM_S + L->stk[k * L->NB + b]);
 }
 
 /* step 5: the envelope site of position x (-1 if none), its d2 in *best (as a double; exact
@@ -1084,7 +1085,7 @@ inline void em_solve(__local uchar *base, int line_bytes, int lines, int n, int 
         em_band_offsets(&L, t / lines);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int t = lid; t < lines * NB * RB_S; t += lsz) {
+    for (int t = lid; t < lines * NB * EM_S; t += lsz) {
         EM_AT(t % lines);
         em_place(&L, t / lines);
     }
