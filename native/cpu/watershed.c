@@ -1,0 +1,216 @@
+/*
+ * cpu/watershed.c - the CPU backend's marker-controlled watershed (iwpp.h's definition).
+ *
+ * One priority flood per region (connected set of mask pixels holding a marker), in raster
+ * order of the regions' first marker pixels; a region is first searched from that pixel (its
+ * markers join the queue), then flooded while it is still in cache. The flood pops pixels in
+ * (L, D) order: levels from a monotone radix heap of the values' order keys, each level as
+ * breadth-first layers (D = 0: the level's markers and climbs, then D = 1, 2, ...).
+ *
+ * Why this is the definition: the candidate (L, D) a neighbour q offers p is
+ * (max(L_q, in_p), in_p > L_q ? 0 : D_q + 1), strictly above (L_q, D_q) and non-decreasing in
+ * (L_q, D_q); pixels leave the queue in non-decreasing (L, D) (a climb goes to a higher level,
+ * a plateau step to the next layer), so the first neighbour to reach p offers p's least (L, D):
+ * it is final when p is reached (Dijkstra). The neighbours offering that same (L, D) are those
+ * with the least (L_q, D_q) among them only when they come from the same layer (a climb: the
+ * first layer to reach p; a plateau step: (L_p, D_p - 1) is one layer), so p keeps the smallest
+ * label given by the layer that reached it: each layer stamps the pixels it reaches, and only
+ * a pixel with the current stamp takes a smaller label. Markers are fixed at (in, 0).
+ *
+ * The labels are written straight into the output (all scratch is allocated first); the
+ * watershed lines, if asked, are a pass over the final labels, levels and distances.
+ */
+#include "cpu/cpu.h"
+#include "cpu/pool.h"
+#include "dispatch.h"
+#include "neighborhood.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { WS_INSIDE = 1, WS_FIXED = 2, WS_FIRST_STAMP = 3 }; /* stamps; 0 = not searched */
+
+typedef struct ws_job {
+    const void *in;
+    iwpp_type type;
+    const uint8_t *mask; /* NULL = everywhere */
+    const void *markers;
+    void *out;
+    int u16; /* markers and out: U16 (else U32) */
+    int64_t w, h, d, n;
+    int nn;
+    int off[26][3];
+    int64_t delta[26];
+    uint32_t *lev, *dist; /* per pixel, for the lines only (else NULL) */
+} ws_job;
+
+/* A pixel's value as a key with the order of the values (F32: -0 and +0 equal). */
+static inline uint32_t ws_key(const ws_job *J, int64_t i)
+{
+    if (J->type == IWPP_U8) return ((const uint8_t *)J->in)[i];
+    if (J->type == IWPP_U16) return ((const uint16_t *)J->in)[i];
+    float v = ((const float *)J->in)[i];
+    uint32_t u;
+    if (v == 0.0f) v = 0.0f;
+    memcpy(&u, &v, sizeof u);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+static inline uint32_t ws_marker(const ws_job *J, int64_t i)
+{
+    return J->u16 ? ((const uint16_t *)J->markers)[i] : ((const uint32_t *)J->markers)[i];
+}
+
+static inline uint32_t ws_get_label(const ws_job *J, int64_t i)
+{
+    return J->u16 ? ((const uint16_t *)J->out)[i] : ((const uint32_t *)J->out)[i];
+}
+
+static inline void ws_set_label(const ws_job *J, int64_t i, uint32_t v)
+{
+    if (J->u16) ((uint16_t *)J->out)[i] = (uint16_t)v;
+    else ((uint32_t *)J->out)[i] = v;
+}
+
+static inline int ws_bucket(uint32_t k, uint32_t last)
+{
+    return k == last ? 0 : 32 - __builtin_clz(k ^ last);
+}
+
+static inline int ws_ctz64(uint64_t v) { return __builtin_ctzll(v); }
+
+#define IDX uint32_t
+#define ISUF u32
+#include "cpu/watershed_impl.h"
+#define IDX uint64_t
+#define ISUF u64
+#include "cpu/watershed_impl.h"
+
+typedef struct ws_init {
+    const ws_job *J;
+    void *st;
+    int wide;
+} ws_init;
+
+/* Rows [r0, r1): output 0, stamps 0 with the border flag on the image's border pixels. */
+static void ws_init_rows(void *arg, int64_t r0, int64_t r1, int worker)
+{
+    (void)worker;
+    const ws_init *I = arg;
+    const ws_job *J = I->J;
+    const int64_t w = J->w;
+    memset((char *)J->out + r0 * w * (J->u16 ? 2 : 4), 0, (size_t)((r1 - r0) * w * (J->u16 ? 2 : 4)));
+    for (int64_t r = r0; r < r1; ++r) {
+        const int64_t y = r % J->h, z = r / J->h;
+        const int edge = y == 0 || y == J->h - 1 || (J->d > 1 && (z == 0 || z == J->d - 1));
+        if (I->wide) {
+            uint64_t *s = (uint64_t *)I->st + r * w;
+            const uint64_t B = (uint64_t)1 << 63;
+            for (int64_t x = 0; x < w; ++x) s[x] = edge || x == 0 || x == w - 1 ? B : 0;
+        } else {
+            uint32_t *s = (uint32_t *)I->st + r * w;
+            const uint32_t B = (uint32_t)1 << 31;
+            for (int64_t x = 0; x < w; ++x) s[x] = edge || x == 0 || x == w - 1 ? B : 0;
+        }
+    }
+}
+
+/* (L, D, label) of a before that of b (both labelled). */
+static inline int ws_before(const ws_job *J, int64_t a, int64_t b)
+{
+    if (J->lev[a] != J->lev[b]) return J->lev[a] < J->lev[b];
+    if (J->dist[a] != J->dist[b]) return J->dist[a] < J->dist[b];
+    return ws_get_label(J, a) < ws_get_label(J, b);
+}
+
+typedef struct ws_lines {
+    const ws_job *J;
+    uint8_t *line; /* 1: becomes 0 */
+    int pass;
+} ws_lines;
+
+/* Pass 0: flag the non-marker pixels with a neighbour of another label and a smaller
+ * (L, D, label) (iwpp.h's lines rule, on the final labels); pass 1: zero them. */
+static void ws_lines_rows(void *arg, int64_t r0, int64_t r1, int worker)
+{
+    (void)worker;
+    const ws_lines *Ls = arg;
+    const ws_job *J = Ls->J;
+    for (int64_t p = r0 * J->w; p < r1 * J->w; ++p) {
+        if (Ls->pass) {
+            if (Ls->line[p]) ws_set_label(J, p, 0);
+            continue;
+        }
+        const uint32_t v = ws_get_label(J, p);
+        Ls->line[p] = 0;
+        if (!v || ((J->mask ? J->mask[p] != 0 : 1) && ws_marker(J, p))) continue;
+        uint64_t q[26];
+        const int c = ws_nbs_u64(J, (uint64_t)p, 1, q);
+        for (int k = 0; k < c && !Ls->line[p]; ++k) {
+            const int64_t r = (int64_t)q[k];
+            const uint32_t u = ws_get_label(J, r);
+            if (u && u != v && ws_before(J, r, p)) Ls->line[p] = 1;
+        }
+    }
+}
+
+static void ws_job_init(ws_job *J, const iwpp_buf *in, const iwpp_buf *markers, const iwpp_buf *mask,
+                        int connectivity, iwpp_buf *labels)
+{
+    memset(J, 0, sizeof *J);
+    J->in = in->ptr;
+    J->type = in->type;
+    J->mask = mask ? mask->ptr : NULL;
+    J->markers = markers->ptr;
+    J->out = labels->ptr;
+    J->u16 = labels->type == IWPP_U16;
+    J->w = in->w, J->h = in->h, J->d = in->d, J->n = iwpp_buf_count(in);
+    J->nn = iwpp_neighbors(connectivity, in->d == 1, J->off);
+    for (int k = 0; k < J->nn; ++k) J->delta[k] = J->off[k][0] + in->w * (J->off[k][1] + in->h * J->off[k][2]);
+}
+
+iwpp_status iwpp_cpu_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp_buf *markers,
+                               const iwpp_buf *mask, int connectivity, int lines, iwpp_buf *labels)
+{
+    const double t0 = iwpp_now_ms();
+    ws_job J;
+    ws_job_init(&J, in, markers, mask, connectivity, labels);
+    const int64_t n = J.n;
+    const int wide = n >= ((int64_t)1 << 31) - 8; /* stamps up to n + 3 below the border bit */
+    const size_t is = wide ? 8 : 4;
+    void *st = malloc((size_t)n * is + 8), *nx = malloc((size_t)n * is + 8);
+    uint8_t *line = NULL;
+    if (lines) {
+        J.lev = malloc((size_t)n * 4 + 4);
+        J.dist = malloc((size_t)n * 4 + 4);
+        line = malloc((size_t)n + 1);
+    }
+    iwpp_status st_ = IWPP_OK;
+    if (!st || !nx || (lines && (!J.lev || !J.dist || !line)))
+        st_ = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the flood of a watershed of %lld pixels",
+                             (long long)n);
+    else
+        st_ = iwpp_progress_report(ctx, 0.2); /* the last chance to cancel: the output is next */
+    if (!st_) {
+        const int nt = iwpp_cpu_threads_for(ctx, n, (int64_t)1 << 20);
+        ws_init I = {&J, st, wide};
+        iwpp_par_for(nt, J.h * J.d, 64, ws_init_rows, &I);
+        if (wide) ws_all_u64(&J, st, nx);
+        else ws_all_u32(&J, st, nx);
+        if (lines) {
+            ws_lines Ls = {&J, line, 0};
+            iwpp_par_for(nt, J.h * J.d, 64, ws_lines_rows, &Ls);
+            Ls.pass = 1;
+            iwpp_par_for(nt, J.h * J.d, 64, ws_lines_rows, &Ls);
+        }
+    }
+    free(st);
+    free(nx);
+    free(J.lev);
+    free(J.dist);
+    free(line);
+    if (st_) return st_;
+    strcpy(ctx->stats.variant, "priority-flood");
+    ctx->stats.compute_ms = iwpp_now_ms() - t0;
+    return IWPP_OK;
+}
