@@ -20,6 +20,7 @@
  * The labels are written straight into the output (all scratch is allocated first); the
  * watershed lines, if asked, are a pass over the final labels, levels and distances.
  */
+#define _GNU_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "cpu/cpu.h"
 #include "cpu/pool.h"
 #include "dispatch.h"
@@ -27,6 +28,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 enum { WS_INSIDE = 1, WS_FIXED = 2, WS_FIRST_STAMP = 3 }; /* stamps; 0 = not searched */
 
@@ -41,6 +45,8 @@ typedef struct ws_job {
     int nn;
     int off[26][3];
     int64_t delta[26];
+    int nrows;
+    int rows[8][4]; /* rows holding neighbours: dy, dz, least and largest dx */
     uint32_t *lev, *dist; /* per pixel, for the lines only (else NULL) */
 } ws_job;
 
@@ -72,12 +78,93 @@ static inline void ws_set_label(const ws_job *J, int64_t i, uint32_t v)
     else ((uint32_t *)J->out)[i] = v;
 }
 
-static inline int ws_bucket(uint32_t k, uint32_t last)
+/* Zeroed memory for the stamps. On Linux in huge pages where the system offers them: the
+ * stamps are first touched region by region, and a fault per 4 KiB page cost more than the
+ * flood of its pixels. */
+static void *ws_zalloc(size_t bytes, size_t *mapped)
 {
-    return k == last ? 0 : 32 - __builtin_clz(k ^ last);
+    *mapped = 0;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (bytes >= ((size_t)8 << 20)) {
+        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p != MAP_FAILED) {
+            madvise(p, bytes, MADV_HUGEPAGE);
+            *mapped = bytes;
+            return p;
+        }
+    }
+#endif
+    return calloc(bytes, 1);
 }
 
-static inline int ws_ctz64(uint64_t v) { return __builtin_ctzll(v); }
+static void ws_zfree(void *p, size_t mapped)
+{
+    (void)mapped;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (mapped) {
+        munmap(p, mapped);
+        return;
+    }
+#endif
+    free(p);
+}
+
+/* The first pixel from p on with a marker (n if none), a word at a time: markers are sparse. */
+static int64_t ws_next_marker(const ws_job *J, int64_t p)
+{
+    const int64_t n = J->n;
+    if (J->u16) {
+        const uint16_t *m = J->markers;
+        for (uint64_t v = 0; p + 8 <= n; p += 8) {
+            memcpy(&v, m + p, 8);
+            uint64_t u;
+            memcpy(&u, m + p + 4, 8);
+            if (v | u) break;
+        }
+        while (p < n && !m[p]) ++p;
+    } else {
+        const uint32_t *m = J->markers;
+        for (uint64_t v = 0; p + 4 <= n; p += 4) {
+            memcpy(&v, m + p, 8);
+            uint64_t u;
+            memcpy(&u, m + p + 2, 8);
+            if (v | u) break;
+        }
+        while (p < n && !m[p]) ++p;
+    }
+    return p;
+}
+
+/* The run [i0, i1]'s values, markers and labels, read next (levels, flood): fetched now, while
+ * the rest of the region is searched, rather than missed one row at a time later. */
+static inline void ws_prefetch_run(const ws_job *J, int64_t i0, int64_t i1)
+{
+    const size_t es = J->type == IWPP_U8 ? 1 : J->type == IWPP_U16 ? 2 : 4, ls = J->u16 ? 2 : 4;
+    for (int64_t i = i0; i <= i1 + 15; i += 16) {
+        const int64_t k = i < i1 ? i : i1;
+        __builtin_prefetch((const char *)J->in + (size_t)k * es);
+        __builtin_prefetch((const char *)J->markers + (size_t)k * ls);
+        __builtin_prefetch((const char *)J->out + (size_t)k * ls, 1);
+    }
+}
+
+/* The distinct keys of a region, when it has at most half as many as the table's size
+ * (usual: tens of levels per nucleus): ranking them costs a probe per pixel, not a sort. */
+#define WS_HASH_BITS 13
+#define WS_HASH_SIZE (1u << WS_HASH_BITS)
+typedef struct ws_hash {
+    uint32_t key[WS_HASH_SIZE], cnt[WS_HASH_SIZE], rank[WS_HASH_SIZE]; /* cnt 0: empty slot */
+    uint32_t used[WS_HASH_SIZE / 2];
+    uint64_t order[WS_HASH_SIZE / 2]; /* key << 32 | slot */
+} ws_hash;
+
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void ws_order_keys(uint64_t *v, uint32_t n) { qsort(v, n, sizeof *v, cmp_u64); }
 
 #define IDX uint32_t
 #define ISUF u32
@@ -92,7 +179,8 @@ typedef struct ws_init {
     int wide;
 } ws_init;
 
-/* Rows [r0, r1): output 0, stamps 0 with the border flag on the image's border pixels. */
+/* Rows [r0, r1): output 0, the border flag on the image's border pixels (the stamps come
+ * zeroed from calloc). */
 static void ws_init_rows(void *arg, int64_t r0, int64_t r1, int worker)
 {
     (void)worker;
@@ -103,14 +191,9 @@ static void ws_init_rows(void *arg, int64_t r0, int64_t r1, int worker)
     for (int64_t r = r0; r < r1; ++r) {
         const int64_t y = r % J->h, z = r / J->h;
         const int edge = y == 0 || y == J->h - 1 || (J->d > 1 && (z == 0 || z == J->d - 1));
-        if (I->wide) {
-            uint64_t *s = (uint64_t *)I->st + r * w;
-            const uint64_t B = (uint64_t)1 << 63;
-            for (int64_t x = 0; x < w; ++x) s[x] = edge || x == 0 || x == w - 1 ? B : 0;
-        } else {
-            uint32_t *s = (uint32_t *)I->st + r * w;
-            const uint32_t B = (uint32_t)1 << 31;
-            for (int64_t x = 0; x < w; ++x) s[x] = edge || x == 0 || x == w - 1 ? B : 0;
+        for (int64_t x = 0; x < w; x = edge || x == w - 1 ? x + 1 : w - 1) {
+            if (I->wide) ((uint64_t *)I->st)[r * w + x] = (uint64_t)1 << 63;
+            else ((uint32_t *)I->st)[r * w + x] = (uint32_t)1 << 31;
         }
     }
 }
@@ -167,6 +250,25 @@ static void ws_job_init(ws_job *J, const iwpp_buf *in, const iwpp_buf *markers, 
     J->w = in->w, J->h = in->h, J->d = in->d, J->n = iwpp_buf_count(in);
     J->nn = iwpp_neighbors(connectivity, in->d == 1, J->off);
     for (int k = 0; k < J->nn; ++k) J->delta[k] = J->off[k][0] + in->w * (J->off[k][1] + in->h * J->off[k][2]);
+    for (int k = 0; k < J->nn; ++k) {
+        const int dx = J->off[k][0], dy = J->off[k][1], dz = J->off[k][2];
+        if (!dy && !dz) continue; /* the same row: its run */
+        int j = 0;
+        while (j < J->nrows && (J->rows[j][0] != dy || J->rows[j][1] != dz)) ++j;
+        if (j == J->nrows) J->rows[j][0] = dy, J->rows[j][1] = dz, J->rows[j][2] = J->rows[j][3] = dx, ++J->nrows;
+        J->rows[j][2] = dx < J->rows[j][2] ? dx : J->rows[j][2];
+        J->rows[j][3] = dx > J->rows[j][3] ? dx : J->rows[j][3];
+    }
+}
+
+/* The scratch of the flood (each array of n entries, touched only a region's worth at a time). */
+static void *ws_scratch(int wide, int64_t n, void *p[7])
+{
+    const size_t is = wide ? 8 : 4;
+    for (int k = 0; k < 7; ++k) p[k] = malloc((size_t)(n + 1) * (k == 3 ? 4 : is));
+    for (int k = 0; k < 7; ++k)
+        if (!p[k]) return NULL;
+    return p[0];
 }
 
 iwpp_status iwpp_cpu_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp_buf *markers,
@@ -176,27 +278,34 @@ iwpp_status iwpp_cpu_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp
     ws_job J;
     ws_job_init(&J, in, markers, mask, connectivity, labels);
     const int64_t n = J.n;
-    const int wide = n >= ((int64_t)1 << 31) - 8; /* stamps up to n + 3 below the border bit */
-    const size_t is = wide ? 8 : 4;
-    void *st = malloc((size_t)n * is + 8), *nx = malloc((size_t)n * is + 8);
+    const int wide = n >= ((int64_t)1 << 30) - 8; /* stamps and ranks below the two flag bits */
+    size_t st_mapped;
+    void *st = ws_zalloc(((size_t)n + 1) * (wide ? 8 : 4), &st_mapped), *scr[7];
+    ws_hash *hash = calloc(1, sizeof *hash);
+    const int ok = ws_scratch(wide, n, scr) != NULL && hash;
     uint8_t *line = NULL;
     if (lines) {
         J.lev = malloc((size_t)n * 4 + 4);
         J.dist = malloc((size_t)n * 4 + 4);
         line = malloc((size_t)n + 1);
     }
-    iwpp_status st_ = IWPP_OK;
-    if (!st || !nx || (lines && (!J.lev || !J.dist || !line)))
-        st_ = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the flood of a watershed of %lld pixels",
-                             (long long)n);
+    iwpp_status status = IWPP_OK;
+    if (!st || !ok || (lines && (!J.lev || !J.dist || !line)))
+        status = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the flood of a watershed of %lld pixels",
+                                (long long)n);
     else
-        st_ = iwpp_progress_report(ctx, 0.2); /* the last chance to cancel: the output is next */
-    if (!st_) {
+        status = iwpp_progress_report(ctx, 0.2); /* the last chance to cancel: the output is next */
+    if (!status) {
         const int nt = iwpp_cpu_threads_for(ctx, n, (int64_t)1 << 20);
         ws_init I = {&J, st, wide};
         iwpp_par_for(nt, J.h * J.d, 64, ws_init_rows, &I);
-        if (wide) ws_all_u64(&J, st, nx);
-        else ws_all_u32(&J, st, nx);
+        if (wide) {
+            ws_scr_u64 S = {scr[0], scr[1], scr[2], scr[3], scr[4], scr[5], scr[6], hash};
+            ws_all_u64(&J, st, &S);
+        } else {
+            ws_scr_u32 S = {scr[0], scr[1], scr[2], scr[3], scr[4], scr[5], scr[6], hash};
+            ws_all_u32(&J, st, &S);
+        }
         if (lines) {
             ws_lines Ls = {&J, line, 0};
             iwpp_par_for(nt, J.h * J.d, 64, ws_lines_rows, &Ls);
@@ -204,12 +313,13 @@ iwpp_status iwpp_cpu_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp
             iwpp_par_for(nt, J.h * J.d, 64, ws_lines_rows, &Ls);
         }
     }
-    free(st);
-    free(nx);
+    for (int k = 0; k < 7; ++k) free(scr[k]);
+    free(hash);
+    ws_zfree(st, st_mapped);
     free(J.lev);
     free(J.dist);
     free(line);
-    if (st_) return st_;
+    if (status) return status;
     strcpy(ctx->stats.variant, "priority-flood");
     ctx->stats.compute_ms = iwpp_now_ms() - t0;
     return IWPP_OK;

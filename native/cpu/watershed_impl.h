@@ -1,82 +1,31 @@
 /*
- * cpu/watershed_impl.h - the CPU watershed's priority flood, specialised on the index type
- * (internal; included only by cpu/watershed.c, twice):
- *   IDX   uint32_t (images below 2^31 - 8 pixels) or uint64_t; also the type of the stamps,
- *         whose top bit flags the image border
+ * cpu/watershed_impl.h - the CPU watershed's flood, specialised on the index type (internal;
+ * included only by cpu/watershed.c, twice):
+ *   IDX   uint32_t (images below 2^30 - 8 pixels) or uint64_t; also the type of the stamps,
+ *         whose top bit flags the image border and next bit a searched pixel's level rank
  *   ISUF  a suffix token naming the specialisation
  *
- * Every list (region search, plateau layers, heap buckets) is threaded through one link per
- * pixel (nx): a pixel is in at most one list at a time, so nothing is allocated while the
- * output is being written.
+ * The scratch arrays are contiguous and reused region after region, so the small regions of
+ * a typical mask stay in cache (linked lists through the image were slower: every step a
+ * scattered dependent load).
  */
 
 #define W_CAT2(a, b) a##_##b
 #define W_CAT(a, b) W_CAT2(a, b)
 #define WFN(name) W_CAT(name, ISUF)
-#define W_NIL ((IDX)~(IDX)0)
 #define W_BORDER ((IDX)1 << (sizeof(IDX) * 8 - 1))
+#define W_RANK ((IDX)1 << (sizeof(IDX) * 8 - 2)) /* searched, not reached: W_RANK | level rank */
 #define W_STAMP(s) ((s) & ~W_BORDER)
 
-typedef struct WFN(wsq) {
-    IDX head, tail; /* empty: head == W_NIL (tail is then stale) */
-} WFN(wsq);
-
-/* Monotone priority queue of pixels keyed by their value's order key (a radix heap): bucket 0
- * holds the keys equal to last, bucket b > 0 those whose highest bit differing from last is
- * b - 1. Keys pushed are never below last, so a pixel moves down at most 32 times. */
-typedef struct WFN(ws_heap) {
-    uint32_t last;
-    uint64_t used; /* bit b: bucket b is not empty */
-    WFN(wsq) b[33];
-} WFN(ws_heap);
-
-static inline void WFN(q_push)(IDX *nx, WFN(wsq) *q, IDX p)
-{
-    nx[p] = W_NIL;
-    if (q->head == W_NIL) q->head = p;
-    else nx[q->tail] = p;
-    q->tail = p;
-}
-
-static inline IDX WFN(q_pop)(const IDX *nx, WFN(wsq) *q)
-{
-    const IDX p = q->head;
-    q->head = nx[p];
-    return p;
-}
-
-static inline void WFN(heap_push)(IDX *nx, WFN(ws_heap) *H, uint32_t k, IDX p)
-{
-    const int b = ws_bucket(k, H->last);
-    WFN(q_push)(nx, &H->b[b], p);
-    H->used |= (uint64_t)1 << b;
-}
-
-/* Moves every pending pixel of the least key into *layer (H not empty); returns that key. */
-static uint32_t WFN(heap_level)(const ws_job *J, IDX *nx, WFN(ws_heap) *H, WFN(wsq) *layer)
-{
-    if (!(H->used & 1)) {
-        const int b = ws_ctz64(H->used);
-        const IDX first = H->b[b].head;
-        H->b[b].head = W_NIL;
-        H->used &= ~((uint64_t)1 << b);
-        uint32_t m = UINT32_MAX;
-        for (IDX p = first; p != W_NIL; p = nx[p]) {
-            const uint32_t k = ws_key(J, (int64_t)p);
-            m = k < m ? k : m;
-        }
-        H->last = m;
-        for (IDX p = first; p != W_NIL;) {
-            const IDX next = nx[p];
-            WFN(heap_push)(nx, H, ws_key(J, (int64_t)p), p);
-            p = next;
-        }
-    }
-    *layer = H->b[0];
-    H->b[0].head = W_NIL;
-    H->used &= ~(uint64_t)1;
-    return H->last;
-}
+/* Scratch of capacity n each (only a region's worth is touched). */
+typedef struct WFN(ws_scr) {
+    IDX *rq;       /* the region's pixels, then the plateau layers of a level */
+    IDX *ia, *ib;  /* local indices sorted by key */
+    uint32_t *kx;  /* keys of the region's pixels */
+    IDX *bq;       /* level buckets: a level's climbs and markers (its layer D = 0) */
+    IDX *lo, *fi;  /* per level: bucket start and fill (n + 1) */
+    ws_hash *H;    /* the distinct keys of a region that has few */
+} WFN(ws_scr);
 
 /* The neighbours of p inside the image into q[]; returns their count. Only pixels flagged as
  * on the border need coordinates. */
@@ -96,94 +45,206 @@ static inline int WFN(ws_nbs)(const ws_job *J, IDX p, int border, IDX *q)
     return c;
 }
 
-/* The region of marker pixel s: every pixel inside the mask connected to s becomes INSIDE;
- * its markers become FIXED with their labels, pushed at their own level. */
-static void WFN(ws_region)(const ws_job *J, IDX *st, IDX *nx, WFN(ws_heap) *H, IDX s)
+/* The run of row ri through x (inside the mask, not searched; so is all of its run: a searched
+ * pixel next to it in the row would have taken x with its run) searched, its pixels appended
+ * to rq and the run (row, first, last) to the run list (ia, ib, bq). Returns its last x. */
+static int64_t WFN(ws_run)(const ws_job *J, IDX *st, WFN(ws_scr) *S, IDX *m, IDX *nr, int64_t ri, int64_t x)
 {
-    WFN(wsq) q = {W_NIL, W_NIL};
-    st[s] |= WS_INSIDE;
-    WFN(q_push)(nx, &q, s);
-    while (q.head != W_NIL) {
-        const IDX p = WFN(q_pop)(nx, &q); /* off the list: free to join the heap */
-        const uint32_t m = ws_marker(J, (int64_t)p);
-        if (m) {
-            st[p] = (st[p] & W_BORDER) | WS_FIXED;
-            ws_set_label(J, (int64_t)p, m);
-            WFN(heap_push)(nx, H, ws_key(J, (int64_t)p), p);
-        }
-        IDX q26[26];
-        const int c = WFN(ws_nbs)(J, p, (st[p] & W_BORDER) != 0, q26);
-        for (int k = 0; k < c; ++k) {
-            const IDX r = q26[k];
-            if (W_STAMP(st[r]) || (J->mask && !J->mask[r])) continue;
-            st[r] |= WS_INSIDE;
-            WFN(q_push)(nx, &q, r);
-        }
+    const int64_t base = ri * J->w;
+    int64_t a = x, b = x;
+    if (J->mask) {
+        while (a > 0 && J->mask[base + a - 1]) --a;
+        while (b < J->w - 1 && J->mask[base + b + 1]) ++b;
+    } else {
+        a = 0, b = J->w - 1;
     }
+    for (int64_t i = base + a; i <= base + b; ++i) st[i] |= W_RANK, S->rq[(*m)++] = (IDX)i;
+    ws_prefetch_run(J, base + a, base + b);
+    S->ia[*nr] = (IDX)ri, S->ib[*nr] = (IDX)a, S->bq[*nr] = (IDX)b, ++*nr;
+    return b;
 }
 
-/* One plateau layer (level lv, distance dist, stamp g): every pixel p of it reaches its INSIDE
- * neighbours (their (L, D) is final: a climb gives (in, 0), a plateau (lv, dist + 1)) and gives
- * its label to those reached by this same layer when it is smaller (ties of the rule). */
-static void WFN(ws_layer)(const ws_job *J, IDX *st, IDX *nx, WFN(ws_heap) *H, WFN(wsq) *layer,
-                          WFN(wsq) *next, uint32_t lv, uint32_t dist, IDX g)
+/* The region of s (the pixels inside the mask connected to it) into rq, by runs: each run
+ * found scans, in every row that holds neighbours of it, the span its pixels reach (reads
+ * along rows, not scattered). Returns the region's size. */
+static IDX WFN(ws_region)(const ws_job *J, IDX *st, WFN(ws_scr) *S, IDX s)
 {
-    while (layer->head != W_NIL) {
-        const IDX p = WFN(q_pop)(nx, layer);
+    IDX m = 0, nr = 0;
+    WFN(ws_run)(J, st, S, &m, &nr, (int64_t)s / J->w, (int64_t)s % J->w);
+    for (IDX t = 0; t < nr; ++t) {
+        const int64_t ri = (int64_t)S->ia[t], x0 = (int64_t)S->ib[t], x1 = (int64_t)S->bq[t];
+        const int64_t y = ri % J->h, z = ri / J->h;
+        for (int k = 0; k < J->nrows; ++k) {
+            const int64_t y2 = y + J->rows[k][0], z2 = z + J->rows[k][1];
+            if (y2 < 0 || y2 >= J->h || z2 < 0 || z2 >= J->d) continue;
+            const int64_t r2 = y2 + J->h * z2, base = r2 * J->w;
+            const int64_t lo = x0 + J->rows[k][2] < 0 ? 0 : x0 + J->rows[k][2];
+            const int64_t hi = x1 + J->rows[k][3] >= J->w ? J->w - 1 : x1 + J->rows[k][3];
+            for (int64_t x = lo; x <= hi; ++x) {
+                if ((J->mask && !J->mask[base + x]) || W_STAMP(st[base + x])) continue;
+                x = WFN(ws_run)(J, st, S, &m, &nr, r2, x);
+            }
+        }
+    }
+    return m;
+}
+
+/* LSD radix of the local indices 0..m-1 by key, 8 bits a pass, passes whose digit is the same
+ * for every key skipped. Returns the array holding the result (ia or ib). */
+__attribute__((noinline)) static IDX *WFN(ws_sort)(WFN(ws_scr) *S, IDX m)
+{
+    IDX *a = S->ia, *b = S->ib;
+    const uint32_t *kx = S->kx;
+    for (IDX j = 0; j < m; ++j) a[j] = j;
+    for (int shift = 0; shift < 32; shift += 8) {
+        IDX count[257] = {0};
+        for (IDX j = 0; j < m; ++j) count[((kx[j] >> shift) & 0xFF) + 1]++;
+        if (count[((kx[0] >> shift) & 0xFF) + 1] == m) continue;
+        for (int k = 0; k < 256; ++k) count[k + 1] += count[k];
+        for (IDX j = 0; j < m; ++j) b[count[(kx[a[j]] >> shift) & 0xFF]++] = a[j];
+        IDX *t = a;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Ranks of the region's distinct keys through the hash table, kx[j] = the slot of pixel j's
+ * key, rk[slot] = its rank; counts per rank into fi. Returns the number of levels, or 0 when
+ * the region has more distinct keys than the table takes (then sort). */
+static IDX WFN(ws_hash_levels)(const ws_job *J, WFN(ws_scr) *S, IDX m)
+{
+    ws_hash *T = S->H;
+    uint32_t nd = 0;
+    for (IDX j = 0; j < m; ++j) {
+        const uint32_t k = ws_key(J, (int64_t)S->rq[j]);
+        uint32_t h = (k * 0x9E3779B1u) >> (32 - WS_HASH_BITS);
+        while (T->cnt[h] && T->key[h] != k) h = (h + 1) & (WS_HASH_SIZE - 1);
+        if (!T->cnt[h]) {
+            if (nd == WS_HASH_SIZE / 2) { /* too many: clear and let the caller sort */
+                for (uint32_t t = 0; t < nd; ++t) T->cnt[T->used[t]] = 0;
+                return 0;
+            }
+            T->key[h] = k, T->used[nd++] = h;
+        }
+        T->cnt[h]++;
+        S->kx[j] = h;
+    }
+    for (uint32_t t = 0; t < nd; ++t) T->order[t] = (uint64_t)T->key[T->used[t]] << 32 | T->used[t];
+    ws_order_keys(T->order, nd);
+    IDX at = 0;
+    for (uint32_t r = 0; r < nd; ++r) {
+        const uint32_t h = (uint32_t)T->order[r];
+        T->rank[h] = r;
+        S->lo[r] = S->fi[r] = at;
+        at += T->cnt[h];
+        T->cnt[h] = 0;
+    }
+    for (IDX j = 0; j < m; ++j) S->kx[j] = T->rank[S->kx[j]];
+    return nd;
+}
+
+/* Ranks by sorting the keys: kx[j] = the rank of pixel j's key; fills lo and fi. */
+static IDX WFN(ws_sort_levels)(const ws_job *J, WFN(ws_scr) *S, IDX m)
+{
+    for (IDX j = 0; j < m; ++j) S->kx[j] = ws_key(J, (int64_t)S->rq[j]);
+    const IDX *o = WFN(ws_sort)(S, m);
+    IDX nl = 0;
+    uint32_t prev = 0;
+    for (IDX t = 0; t < m; ++t) {
+        const IDX j = o[t];
+        const uint32_t k = S->kx[j];
+        if (t == 0 || k != prev) prev = k, S->lo[nl] = S->fi[nl] = t, ++nl;
+        S->kx[j] = (uint32_t)(nl - 1); /* read before, never read again */
+    }
+    return nl;
+}
+
+/* The region's levels (distinct keys, ranked 0..nl-1): every pixel gets W_RANK | its rank,
+ * each level a bucket of as many slots as it has pixels (each is pushed at most once, into
+ * its own level), the markers fixed with their labels in their buckets. Returns nl. */
+static IDX WFN(ws_levels)(const ws_job *J, IDX *st, WFN(ws_scr) *S, IDX m)
+{
+    IDX nl = WFN(ws_hash_levels)(J, S, m);
+    if (!nl) nl = WFN(ws_sort_levels)(J, S, m);
+    for (IDX j = 0; j < m; ++j) {
+        const IDX p = S->rq[j], rk = S->kx[j];
+        const uint32_t mk = ws_marker(J, (int64_t)p);
+        if (mk) {
+            st[p] = (st[p] & W_BORDER) | WS_FIXED;
+            ws_set_label(J, (int64_t)p, mk);
+            S->bq[S->fi[rk]++] = p;
+        } else {
+            st[p] = (st[p] & W_BORDER) | W_RANK | rk;
+        }
+    }
+    return nl;
+}
+
+/* The pixels q[a, b) of one layer (level rank lv, distance dist, stamp g) reach their
+ * unreached neighbours (whose (L, D) is then final: a climb gives (in, 0) in the bucket of
+ * their level, a plateau step (lv, dist + 1) in the next layer, rq[*end]) and give their label
+ * to those reached by this same layer when it is smaller (the ties of the rule). */
+__attribute__((noinline)) static void WFN(ws_layer)(const ws_job *J, IDX *st, WFN(ws_scr) *S, const IDX *q, IDX a, IDX b, IDX *endp,
+                          IDX lv, uint32_t dist, IDX g)
+{
+    IDX end = *endp, *rq = S->rq, *bq = S->bq, *fi = S->fi;
+    for (IDX t = a; t < b; ++t) {
+        const IDX p = q[t];
         const uint32_t lab = ws_get_label(J, (int64_t)p);
-        if (J->lev) J->lev[p] = lv, J->dist[p] = dist;
-        IDX q26[26];
-        const int c = WFN(ws_nbs)(J, p, (st[p] & W_BORDER) != 0, q26);
+        if (J->lev) J->lev[p] = (uint32_t)lv, J->dist[p] = dist;
+        IDX nb[26];
+        const int c = WFN(ws_nbs)(J, p, (st[p] & W_BORDER) != 0, nb);
         for (int k = 0; k < c; ++k) {
-            const IDX r = q26[k], s = st[r];
-            if (W_STAMP(s) == WS_INSIDE) {
+            const IDX r = nb[k], s = st[r], v = W_STAMP(s);
+            if (v & W_RANK) {
+                const IDX rk = v & ~W_RANK, up = rk > lv; /* climb: its level's bucket */
                 st[r] = (s & W_BORDER) | g;
                 ws_set_label(J, (int64_t)r, lab);
-                const uint32_t kr = ws_key(J, (int64_t)r);
-                if (kr > lv) WFN(heap_push)(nx, H, kr, r);
-                else WFN(q_push)(nx, next, r);
-            } else if (W_STAMP(s) == g && lab < ws_get_label(J, (int64_t)r)) {
+                *(up ? &bq[fi[rk]] : &rq[end]) = r; /* no branch: climbs and steps interleave */
+                fi[rk] += up;
+                end += 1 - up;
+            } else if (v == g && lab < ws_get_label(J, (int64_t)r)) {
                 ws_set_label(J, (int64_t)r, lab);
             }
         }
     }
+    *endp = end;
 }
 
-/* The flood of one region from its markers (in H): levels in increasing order, each level's
- * layers in increasing distance; every layer gets its own stamp. */
-static void WFN(ws_flood)(const ws_job *J, IDX *st, IDX *nx, WFN(ws_heap) *H)
+/* The flood of one region: levels in increasing order, each level's layers in increasing
+ * distance, every layer with its own stamp. */
+static void WFN(ws_flood)(const ws_job *J, IDX *st, WFN(ws_scr) *S, IDX nl)
 {
     IDX g = WS_FIRST_STAMP;
-    while (H->used) {
-        WFN(wsq) layer;
-        const uint32_t lv = WFN(heap_level)(J, nx, H, &layer);
-        for (uint32_t dist = 0; layer.head != W_NIL; ++dist, ++g) {
-            WFN(wsq) next = {W_NIL, W_NIL};
-            WFN(ws_layer)(J, st, nx, H, &layer, &next, lv, dist, g);
-            layer = next;
+    for (IDX lv = 0; lv < nl; ++lv) {
+        if (S->fi[lv] == S->lo[lv]) continue; /* no pixel floods at this level */
+        IDX end = 0;
+        WFN(ws_layer)(J, st, S, S->bq, S->lo[lv], S->fi[lv], &end, lv, 0, g++);
+        for (IDX a = 0, dist = 1; a < end; ++dist) {
+            const IDX b = end;
+            WFN(ws_layer)(J, st, S, S->rq, a, b, &end, lv, (uint32_t)dist, g++);
+            a = b;
         }
     }
 }
 
 /* Every region that holds a marker, in raster order of its first marker pixel. */
-static void WFN(ws_all)(const ws_job *J, IDX *st, IDX *nx)
+static void WFN(ws_all)(const ws_job *J, IDX *st, WFN(ws_scr) *S)
 {
-    WFN(ws_heap) H;
-    for (int b = 0; b < 33; ++b) H.b[b].head = H.b[b].tail = W_NIL;
-    for (int64_t p = 0; p < J->n; ++p) {
-        if (!ws_marker(J, p) || W_STAMP(st[p]) || (J->mask && !J->mask[p])) continue;
-        H.last = 0;
-        H.used = 0;
-        WFN(ws_region)(J, st, nx, &H, (IDX)p);
-        WFN(ws_flood)(J, st, nx, &H);
+    for (int64_t p = ws_next_marker(J, 0); p < J->n; p = ws_next_marker(J, p + 1)) {
+        if (W_STAMP(st[p]) || (J->mask && !J->mask[p])) continue;
+        const IDX m = WFN(ws_region)(J, st, S, (IDX)p);
+        const IDX nl = WFN(ws_levels)(J, st, S, m);
+        WFN(ws_flood)(J, st, S, nl);
     }
 }
 
 #undef W_CAT2
 #undef W_CAT
 #undef WFN
-#undef W_NIL
 #undef W_BORDER
+#undef W_RANK
 #undef W_STAMP
 #undef IDX
 #undef ISUF
