@@ -67,6 +67,17 @@ static inline uint32_t ws_marker(const ws_job *J, int64_t i)
     return J->u16 ? ((const uint16_t *)J->markers)[i] : ((const uint32_t *)J->markers)[i];
 }
 
+static inline uint32_t ws_label_of(const void *out, int u16, int64_t i)
+{
+    return u16 ? ((const uint16_t *)out)[i] : ((const uint32_t *)out)[i];
+}
+
+static inline void ws_label_to(void *out, int u16, int64_t i, uint32_t v)
+{
+    if (u16) ((uint16_t *)out)[i] = (uint16_t)v;
+    else ((uint32_t *)out)[i] = v;
+}
+
 static inline uint32_t ws_get_label(const ws_job *J, int64_t i)
 {
     return J->u16 ? ((const uint16_t *)J->out)[i] : ((const uint32_t *)J->out)[i];
@@ -133,19 +144,6 @@ static int64_t ws_next_marker(const ws_job *J, int64_t p)
         while (p < n && !m[p]) ++p;
     }
     return p;
-}
-
-/* The run [i0, i1]'s values, markers and labels, read next (levels, flood): fetched now, while
- * the rest of the region is searched, rather than missed one row at a time later. */
-static inline void ws_prefetch_run(const ws_job *J, int64_t i0, int64_t i1)
-{
-    const size_t es = J->type == IWPP_U8 ? 1 : J->type == IWPP_U16 ? 2 : 4, ls = J->u16 ? 2 : 4;
-    for (int64_t i = i0; i <= i1 + 15; i += 16) {
-        const int64_t k = i < i1 ? i : i1;
-        __builtin_prefetch((const char *)J->in + (size_t)k * es);
-        __builtin_prefetch((const char *)J->markers + (size_t)k * ls);
-        __builtin_prefetch((const char *)J->out + (size_t)k * ls, 1);
-    }
 }
 
 /* The distinct keys of a region, when it has at most half as many as the table's size

@@ -46,8 +46,9 @@ static inline int WFN(ws_nbs)(const ws_job *J, IDX p, int border, IDX *q)
 }
 
 /* The run of row ri through x (inside the mask, not searched; so is all of its run: a searched
- * pixel next to it in the row would have taken x with its run) searched, its pixels appended
- * to rq and the run (row, first, last) to the run list (ia, ib, bq). Returns its last x. */
+ * pixel next to it in the row would have taken x with its run) searched: its pixels appended
+ * to rq with their keys in kx, its markers fixed with their labels, the others W_RANK; the run
+ * (row, first, last) to the run list (ia, ib, bq). Returns its last x. */
 static int64_t WFN(ws_run)(const ws_job *J, IDX *st, WFN(ws_scr) *S, IDX *m, IDX *nr, int64_t ri, int64_t x)
 {
     const int64_t base = ri * J->w;
@@ -58,8 +59,13 @@ static int64_t WFN(ws_run)(const ws_job *J, IDX *st, WFN(ws_scr) *S, IDX *m, IDX
     } else {
         a = 0, b = J->w - 1;
     }
-    for (int64_t i = base + a; i <= base + b; ++i) st[i] |= W_RANK, S->rq[(*m)++] = (IDX)i;
-    ws_prefetch_run(J, base + a, base + b);
+    for (int64_t i = base + a; i <= base + b; ++i) {
+        const uint32_t mk = ws_marker(J, i);
+        if (mk) st[i] = (st[i] & W_BORDER) | WS_FIXED, ws_set_label(J, i, mk);
+        else st[i] |= W_RANK;
+        S->kx[*m] = ws_key(J, i);
+        S->rq[(*m)++] = (IDX)i;
+    }
     S->ia[*nr] = (IDX)ri, S->ib[*nr] = (IDX)a, S->bq[*nr] = (IDX)b, ++*nr;
     return b;
 }
@@ -91,7 +97,7 @@ static IDX WFN(ws_region)(const ws_job *J, IDX *st, WFN(ws_scr) *S, IDX s)
 
 /* LSD radix of the local indices 0..m-1 by key, 8 bits a pass, passes whose digit is the same
  * for every key skipped. Returns the array holding the result (ia or ib). */
-__attribute__((noinline)) static IDX *WFN(ws_sort)(WFN(ws_scr) *S, IDX m)
+static IDX *WFN(ws_sort)(WFN(ws_scr) *S, IDX m)
 {
     IDX *a = S->ia, *b = S->ib;
     const uint32_t *kx = S->kx;
@@ -109,15 +115,15 @@ __attribute__((noinline)) static IDX *WFN(ws_sort)(WFN(ws_scr) *S, IDX m)
     return a;
 }
 
-/* Ranks of the region's distinct keys through the hash table, kx[j] = the slot of pixel j's
- * key, rk[slot] = its rank; counts per rank into fi. Returns the number of levels, or 0 when
- * the region has more distinct keys than the table takes (then sort). */
-static IDX WFN(ws_hash_levels)(const ws_job *J, WFN(ws_scr) *S, IDX m)
+/* Ranks of the region's distinct keys (kx) through the hash table: kx[j] becomes the slot of
+ * pixel j's key, rank[slot] its rank; lo and fi per rank. Returns the number of levels, or 0
+ * when the region has more distinct keys than the table takes (kx is then spoilt: sort). */
+static IDX WFN(ws_hash_levels)(WFN(ws_scr) *S, IDX m)
 {
     ws_hash *T = S->H;
     uint32_t nd = 0;
     for (IDX j = 0; j < m; ++j) {
-        const uint32_t k = ws_key(J, (int64_t)S->rq[j]);
+        const uint32_t k = S->kx[j];
         uint32_t h = (k * 0x9E3779B1u) >> (32 - WS_HASH_BITS);
         while (T->cnt[h] && T->key[h] != k) h = (h + 1) & (WS_HASH_SIZE - 1);
         if (!T->cnt[h]) {
@@ -140,7 +146,6 @@ static IDX WFN(ws_hash_levels)(const ws_job *J, WFN(ws_scr) *S, IDX m)
         at += T->cnt[h];
         T->cnt[h] = 0;
     }
-    for (IDX j = 0; j < m; ++j) S->kx[j] = T->rank[S->kx[j]];
     return nd;
 }
 
@@ -160,23 +165,18 @@ static IDX WFN(ws_sort_levels)(const ws_job *J, WFN(ws_scr) *S, IDX m)
     return nl;
 }
 
-/* The region's levels (distinct keys, ranked 0..nl-1): every pixel gets W_RANK | its rank,
- * each level a bucket of as many slots as it has pixels (each is pushed at most once, into
- * its own level), the markers fixed with their labels in their buckets. Returns nl. */
+/* The region's levels (distinct keys, ranked 0..nl-1): every pixel not fixed gets W_RANK |
+ * its rank, each level a bucket of as many slots as it has pixels (each is pushed at most once,
+ * into its own level), the markers go to their buckets. Returns nl. */
 static IDX WFN(ws_levels)(const ws_job *J, IDX *st, WFN(ws_scr) *S, IDX m)
 {
-    IDX nl = WFN(ws_hash_levels)(J, S, m);
+    IDX nl = WFN(ws_hash_levels)(S, m);
+    const uint32_t *rank = nl ? S->H->rank : NULL;
     if (!nl) nl = WFN(ws_sort_levels)(J, S, m);
     for (IDX j = 0; j < m; ++j) {
-        const IDX p = S->rq[j], rk = S->kx[j];
-        const uint32_t mk = ws_marker(J, (int64_t)p);
-        if (mk) {
-            st[p] = (st[p] & W_BORDER) | WS_FIXED;
-            ws_set_label(J, (int64_t)p, mk);
-            S->bq[S->fi[rk]++] = p;
-        } else {
-            st[p] = (st[p] & W_BORDER) | W_RANK | rk;
-        }
+        const IDX p = S->rq[j], rk = rank ? rank[S->kx[j]] : S->kx[j];
+        if (W_STAMP(st[p]) == WS_FIXED) S->bq[S->fi[rk]++] = p;
+        else st[p] |= rk;
     }
     return nl;
 }
@@ -185,27 +185,29 @@ static IDX WFN(ws_levels)(const ws_job *J, IDX *st, WFN(ws_scr) *S, IDX m)
  * unreached neighbours (whose (L, D) is then final: a climb gives (in, 0) in the bucket of
  * their level, a plateau step (lv, dist + 1) in the next layer, rq[*end]) and give their label
  * to those reached by this same layer when it is smaller (the ties of the rule). */
-__attribute__((noinline)) static void WFN(ws_layer)(const ws_job *J, IDX *st, WFN(ws_scr) *S, const IDX *q, IDX a, IDX b, IDX *endp,
-                          IDX lv, uint32_t dist, IDX g)
+static inline void WFN(ws_layer)(const ws_job *J, IDX *st, WFN(ws_scr) *S, const IDX *q, IDX a, IDX b,
+                                 IDX *endp, IDX lv, uint32_t dist, IDX g, const int u16)
 {
     IDX end = *endp, *rq = S->rq, *bq = S->bq, *fi = S->fi;
+    const int nn = J->nn;
     for (IDX t = a; t < b; ++t) {
         const IDX p = q[t];
-        const uint32_t lab = ws_get_label(J, (int64_t)p);
+        const uint32_t lab = ws_label_of(J->out, u16, (int64_t)p);
         if (J->lev) J->lev[p] = (uint32_t)lv, J->dist[p] = dist;
         IDX nb[26];
-        const int c = WFN(ws_nbs)(J, p, (st[p] & W_BORDER) != 0, nb);
+        const int border = (st[p] & W_BORDER) != 0;
+        const int c = border ? WFN(ws_nbs)(J, p, 1, nb) : nn;
         for (int k = 0; k < c; ++k) {
-            const IDX r = nb[k], s = st[r], v = W_STAMP(s);
+            const IDX r = border ? nb[k] : (IDX)((int64_t)p + J->delta[k]), s = st[r], v = W_STAMP(s);
             if (v & W_RANK) {
                 const IDX rk = v & ~W_RANK, up = rk > lv; /* climb: its level's bucket */
                 st[r] = (s & W_BORDER) | g;
-                ws_set_label(J, (int64_t)r, lab);
+                ws_label_to(J->out, u16, (int64_t)r, lab);
                 *(up ? &bq[fi[rk]] : &rq[end]) = r; /* no branch: climbs and steps interleave */
                 fi[rk] += up;
                 end += 1 - up;
-            } else if (v == g && lab < ws_get_label(J, (int64_t)r)) {
-                ws_set_label(J, (int64_t)r, lab);
+            } else if (v == g && lab < ws_label_of(J->out, u16, (int64_t)r)) {
+                ws_label_to(J->out, u16, (int64_t)r, lab);
             }
         }
     }
@@ -213,20 +215,26 @@ __attribute__((noinline)) static void WFN(ws_layer)(const ws_job *J, IDX *st, WF
 }
 
 /* The flood of one region: levels in increasing order, each level's layers in increasing
- * distance, every layer with its own stamp. */
-static void WFN(ws_flood)(const ws_job *J, IDX *st, WFN(ws_scr) *S, IDX nl)
+ * distance, every layer with its own stamp. u16: the label type, constant in each caller. */
+static inline void WFN(ws_flood_t)(const ws_job *J, IDX *st, WFN(ws_scr) *S, IDX nl, const int u16)
 {
     IDX g = WS_FIRST_STAMP;
     for (IDX lv = 0; lv < nl; ++lv) {
         if (S->fi[lv] == S->lo[lv]) continue; /* no pixel floods at this level */
         IDX end = 0;
-        WFN(ws_layer)(J, st, S, S->bq, S->lo[lv], S->fi[lv], &end, lv, 0, g++);
+        WFN(ws_layer)(J, st, S, S->bq, S->lo[lv], S->fi[lv], &end, lv, 0, g++, u16);
         for (IDX a = 0, dist = 1; a < end; ++dist) {
             const IDX b = end;
-            WFN(ws_layer)(J, st, S, S->rq, a, b, &end, lv, (uint32_t)dist, g++);
+            WFN(ws_layer)(J, st, S, S->rq, a, b, &end, lv, (uint32_t)dist, g++, u16);
             a = b;
         }
     }
+}
+
+static void WFN(ws_flood)(const ws_job *J, IDX *st, WFN(ws_scr) *S, IDX nl)
+{
+    if (J->u16) WFN(ws_flood_t)(J, st, S, nl, 1);
+    else WFN(ws_flood_t)(J, st, S, nl, 0);
 }
 
 /* Every region that holds a marker, in raster order of its first marker pixel. */
