@@ -146,6 +146,21 @@ static int64_t ws_next_marker(const ws_job *J, int64_t p)
     return p;
 }
 
+/* Row base's span [a - 1, b + 1] of the arrays a run's search reads next: fetched while the
+ * runs queued before are searched, rather than missed there one row at a time. */
+static inline void ws_prefetch_span(const ws_job *J, const void *st, size_t ss, int64_t base, int64_t a, int64_t b)
+{
+    const size_t es = J->type == IWPP_U8 ? 1 : J->type == IWPP_U16 ? 2 : 4, ls = J->u16 ? 2 : 4;
+    const int64_t i0 = base + (a > 0 ? a - 1 : 0), i1 = base + (b < J->w - 1 ? b + 1 : b);
+    for (int64_t i = i0; i <= i1 + 15; i += 16) {
+        const int64_t k = i < i1 ? i : i1;
+        __builtin_prefetch((const char *)J->in + (size_t)k * es);
+        __builtin_prefetch((const char *)J->markers + (size_t)k * ls);
+        __builtin_prefetch((const char *)st + (size_t)k * ss);
+        if (J->mask) __builtin_prefetch(J->mask + k);
+    }
+}
+
 /* The distinct keys of a region, when it has at most half as many as the table's size
  * (usual: tens of levels per nucleus): ranking them costs a probe per pixel, not a sort. */
 #define WS_HASH_BITS 13

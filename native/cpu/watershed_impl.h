@@ -67,6 +67,12 @@ static int64_t WFN(ws_run)(const ws_job *J, IDX *st, WFN(ws_scr) *S, IDX *m, IDX
         S->rq[(*m)++] = (IDX)i;
     }
     S->ia[*nr] = (IDX)ri, S->ib[*nr] = (IDX)a, S->bq[*nr] = (IDX)b, ++*nr;
+    const int64_t y = ri % J->h, z = ri / J->h;
+    for (int k = 0; k < J->nrows; ++k) {
+        const int64_t y2 = y + J->rows[k][0], z2 = z + J->rows[k][1];
+        if (y2 < 0 || y2 >= J->h || z2 < 0 || z2 >= J->d) continue;
+        ws_prefetch_span(J, st, sizeof(IDX), (y2 + J->h * z2) * J->w, a, b);
+    }
     return b;
 }
 
