@@ -26,6 +26,7 @@
 #include "dispatch.h"
 #include "neighborhood.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__linux__)
@@ -120,28 +121,26 @@ static void ws_zfree(void *p, size_t mapped)
     free(p);
 }
 
-/* The first pixel from p on with a marker (n if none), a word at a time: markers are sparse. */
-static int64_t ws_next_marker(const ws_job *J, int64_t p)
+/* The first pixel in [p, end) with a marker (end if none), a word at a time: markers are
+ * sparse. */
+static int64_t ws_next_marker(const ws_job *J, int64_t p, int64_t end)
 {
-    const int64_t n = J->n;
     if (J->u16) {
         const uint16_t *m = J->markers;
-        for (uint64_t v = 0; p + 8 <= n; p += 8) {
+        for (uint64_t v = 0, u = 0; p + 8 <= end; p += 8) {
             memcpy(&v, m + p, 8);
-            uint64_t u;
             memcpy(&u, m + p + 4, 8);
             if (v | u) break;
         }
-        while (p < n && !m[p]) ++p;
+        while (p < end && !m[p]) ++p;
     } else {
         const uint32_t *m = J->markers;
-        for (uint64_t v = 0; p + 4 <= n; p += 4) {
+        for (uint64_t v = 0, u = 0; p + 4 <= end; p += 4) {
             memcpy(&v, m + p, 8);
-            uint64_t u;
             memcpy(&u, m + p + 2, 8);
             if (v | u) break;
         }
-        while (p < n && !m[p]) ++p;
+        while (p < end && !m[p]) ++p;
     }
     return p;
 }
@@ -274,14 +273,87 @@ static void ws_job_init(ws_job *J, const iwpp_buf *in, const iwpp_buf *markers, 
     }
 }
 
-/* The scratch of the flood (each array of n entries, touched only a region's worth at a time). */
-static void *ws_scratch(int wide, int64_t n, void *p[7])
+/* A worker's scratch: the seven arrays of ws_scr (each of cap + 1 entries, touched only a
+ * region's worth at a time) and the hash table. */
+typedef struct ws_mem {
+    void *a[7];
+    ws_hash *hash;
+} ws_mem;
+
+static int ws_mem_alloc(ws_mem *M, int wide, int64_t cap)
 {
     const size_t is = wide ? 8 : 4;
-    for (int k = 0; k < 7; ++k) p[k] = malloc((size_t)(n + 1) * (k == 3 ? 4 : is));
-    for (int k = 0; k < 7; ++k)
-        if (!p[k]) return NULL;
-    return p[0];
+    int ok = (M->hash = calloc(1, sizeof *M->hash)) != NULL;
+    for (int k = 0; k < 7; ++k) ok &= (M->a[k] = malloc((size_t)(cap + 1) * (k == 3 ? 4 : is))) != NULL;
+    return ok;
+}
+
+static void ws_mem_free(ws_mem *M)
+{
+    for (int k = 0; k < 7; ++k) free(M->a[k]);
+    free(M->hash);
+}
+
+static ws_scr_u32 ws_scr32(const ws_mem *M, int64_t cap)
+{
+    ws_scr_u32 S = {M->a[0], M->a[1], M->a[2], M->a[3], M->a[4], M->a[5], M->a[6], M->hash, (uint32_t)cap};
+    return S;
+}
+
+/* Threads flood whole regions: the mask's components (labelled first), each claimed by the
+ * worker that meets one of its markers first; a region larger than a worker's scratch is left
+ * to the sequential pass that follows. */
+#define WS_PAR_THREADS 3
+typedef struct ws_par {
+    const ws_job *J;
+    uint32_t *st;
+    const ws_mem *mem; /* per worker */
+    int64_t cap;
+    const uint32_t *comp;
+    _Atomic unsigned char *claimed; /* per component */
+} ws_par;
+
+static void ws_par_rows(void *arg, int64_t r0, int64_t r1, int worker)
+{
+    const ws_par *P = arg;
+    const ws_job *J = P->J;
+    ws_scr_u32 S = ws_scr32(&P->mem[worker], P->cap);
+    const int64_t end = r1 * J->w;
+    for (int64_t p = ws_next_marker(J, r0 * J->w, end); p < end; p = ws_next_marker(J, p + 1, end)) {
+        if (!J->mask[p]) continue;
+        _Atomic unsigned char *c = &P->claimed[P->comp[p] - 1];
+        if (atomic_load_explicit(c, memory_order_relaxed) || atomic_exchange_explicit(c, 1, memory_order_relaxed))
+            continue;
+        const uint32_t m = ws_region_u32(J, P->st, &S, (uint32_t)p);
+        if (m) ws_flood_u32(J, P->st, &S, ws_levels_u32(J, P->st, &S, m));
+    }
+}
+
+/* The mask's components into P->comp and the claims (before anything is written). */
+static iwpp_status ws_par_prepare(iwpp_context *ctx, const iwpp_buf *mask, int connectivity, ws_par *P)
+{
+    const int64_t n = iwpp_buf_count(mask);
+    uint32_t *comp = malloc((size_t)n * 4 + 4);
+    iwpp_buf lb = {IWPP_U32, mask->w, mask->h, mask->d, comp, NULL};
+    int64_t K = 0;
+    iwpp_status st = comp ? iwpp_cpu_label(ctx, mask, connectivity, IWPP_LABEL_BINARY, &lb, &K) : IWPP_ENOMEM;
+    P->comp = comp;
+    if (!st && !(P->claimed = calloc((size_t)K + 1, 1))) st = IWPP_ENOMEM;
+    if (st == IWPP_ENOMEM) iwpp_set_error(ctx, st, "out of host memory for the regions of a watershed");
+    return st;
+}
+
+static void ws_flood_all(const ws_job *J, void *st, int wide, ws_mem *mem, ws_par *P, int nt)
+{
+    if (wide) {
+        ws_scr_u64 S = {mem[0].a[0], mem[0].a[1], mem[0].a[2], mem[0].a[3], mem[0].a[4], mem[0].a[5], mem[0].a[6],
+                        mem[0].hash, (uint64_t)J->n};
+        ws_all_u64(J, st, &S, 0, J->n);
+        return;
+    }
+    if (P) iwpp_par_for(nt, J->h * J->d, 16, ws_par_rows, P);
+    ws_scr_u32 S = ws_scr32(&mem[0], J->n);
+    ws_all_u32(J, st, &S, 0, J->n); /* the regions left (all without threads) */
 }
 
 iwpp_status iwpp_cpu_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp_buf *markers,
@@ -292,33 +364,30 @@ iwpp_status iwpp_cpu_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp
     ws_job_init(&J, in, markers, mask, connectivity, labels);
     const int64_t n = J.n;
     const int wide = n >= ((int64_t)1 << 30) - 8; /* stamps and ranks below the two flag bits */
+    const int nt = iwpp_cpu_threads_for(ctx, n, (int64_t)1 << 20);
+    const int par = !wide && mask && nt >= WS_PAR_THREADS, nw = par ? nt : 1;
+    ws_par P = {&J, NULL, NULL, n / (4 * nt) > (1 << 16) ? n / (4 * nt) : (1 << 16), NULL, NULL};
+    iwpp_status status = par ? ws_par_prepare(ctx, mask, connectivity, &P) : IWPP_OK;
     size_t st_mapped;
-    void *st = ws_zalloc(((size_t)n + 1) * (wide ? 8 : 4), &st_mapped), *scr[7];
-    ws_hash *hash = calloc(1, sizeof *hash);
-    const int ok = ws_scratch(wide, n, scr) != NULL && hash;
+    void *st = ws_zalloc(((size_t)n + 1) * (wide ? 8 : 4), &st_mapped);
+    ws_mem *mem = calloc((size_t)nw, sizeof *mem);
+    int ok = st && mem;
+    for (int w = 0; ok && w < nw; ++w) ok = ws_mem_alloc(&mem[w], wide, w ? P.cap : n);
     uint8_t *line = NULL;
     if (lines) {
-        J.lev = malloc((size_t)n * 4 + 4);
-        J.dist = malloc((size_t)n * 4 + 4);
-        line = malloc((size_t)n + 1);
+        ok &= (J.lev = malloc((size_t)n * 4 + 4)) != NULL;
+        ok &= (J.dist = malloc((size_t)n * 4 + 4)) != NULL;
+        ok &= (line = malloc((size_t)n + 1)) != NULL;
     }
-    iwpp_status status = IWPP_OK;
-    if (!st || !ok || (lines && (!J.lev || !J.dist || !line)))
+    if (!status && !ok)
         status = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the flood of a watershed of %lld pixels",
                                 (long long)n);
-    else
-        status = iwpp_progress_report(ctx, 0.2); /* the last chance to cancel: the output is next */
+    if (!status) status = iwpp_progress_report(ctx, 0.2); /* the last chance to cancel: the output is next */
     if (!status) {
-        const int nt = iwpp_cpu_threads_for(ctx, n, (int64_t)1 << 20);
         ws_init I = {&J, st, wide};
         iwpp_par_for(nt, J.h * J.d, 64, ws_init_rows, &I);
-        if (wide) {
-            ws_scr_u64 S = {scr[0], scr[1], scr[2], scr[3], scr[4], scr[5], scr[6], hash};
-            ws_all_u64(&J, st, &S);
-        } else {
-            ws_scr_u32 S = {scr[0], scr[1], scr[2], scr[3], scr[4], scr[5], scr[6], hash};
-            ws_all_u32(&J, st, &S);
-        }
+        P.st = st, P.mem = mem;
+        ws_flood_all(&J, st, wide, mem, par ? &P : NULL, nt);
         if (lines) {
             ws_lines Ls = {&J, line, 0};
             iwpp_par_for(nt, J.h * J.d, 64, ws_lines_rows, &Ls);
@@ -326,14 +395,16 @@ iwpp_status iwpp_cpu_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp
             iwpp_par_for(nt, J.h * J.d, 64, ws_lines_rows, &Ls);
         }
     }
-    for (int k = 0; k < 7; ++k) free(scr[k]);
-    free(hash);
+    for (int w = 0; mem && w < nw; ++w) ws_mem_free(&mem[w]);
+    free(mem);
+    free((void *)P.comp);
+    free((void *)P.claimed);
     ws_zfree(st, st_mapped);
     free(J.lev);
     free(J.dist);
     free(line);
     if (status) return status;
-    strcpy(ctx->stats.variant, "priority-flood");
+    strcpy(ctx->stats.variant, par ? "priority-flood/regions" : "priority-flood");
     ctx->stats.compute_ms = iwpp_now_ms() - t0;
     return IWPP_OK;
 }

@@ -17,7 +17,7 @@
 #define W_RANK ((IDX)1 << (sizeof(IDX) * 8 - 2)) /* searched, not reached: W_RANK | level rank */
 #define W_STAMP(s) ((s) & ~W_BORDER)
 
-/* Scratch of capacity n each (only a region's worth is touched). */
+/* Scratch of capacity cap each (only a region's worth is touched). */
 typedef struct WFN(ws_scr) {
     IDX *rq;       /* the region's pixels, then the plateau layers of a level */
     IDX *ia, *ib;  /* local indices sorted by key */
@@ -25,6 +25,7 @@ typedef struct WFN(ws_scr) {
     IDX *bq;       /* level buckets: a level's climbs and markers (its layer D = 0) */
     IDX *lo, *fi;  /* per level: bucket start and fill (n + 1) */
     ws_hash *H;    /* the distinct keys of a region that has few */
+    IDX cap;       /* regions larger than this are left (to a pass with more room) */
 } WFN(ws_scr);
 
 /* The neighbours of p inside the image into q[]; returns their count. Only pixels flagged as
@@ -48,7 +49,8 @@ static inline int WFN(ws_nbs)(const ws_job *J, IDX p, int border, IDX *q)
 /* The run of row ri through x (inside the mask, not searched; so is all of its run: a searched
  * pixel next to it in the row would have taken x with its run) searched: its pixels appended
  * to rq with their keys in kx, its markers fixed with their labels, the others W_RANK; the run
- * (row, first, last) to the run list (ia, ib, bq). Returns its last x. */
+ * (row, first, last) to the run list (ia, ib, bq). Returns its last x, or -1 (and touches
+ * nothing) when the region would outgrow the scratch. */
 static int64_t WFN(ws_run)(const ws_job *J, IDX *st, WFN(ws_scr) *S, IDX *m, IDX *nr, int64_t ri, int64_t x)
 {
     const int64_t base = ri * J->w;
@@ -59,6 +61,7 @@ static int64_t WFN(ws_run)(const ws_job *J, IDX *st, WFN(ws_scr) *S, IDX *m, IDX
     } else {
         a = 0, b = J->w - 1;
     }
+    if ((int64_t)*m + (b - a + 1) > (int64_t)S->cap) return -1;
     for (int64_t i = base + a; i <= base + b; ++i) {
         const uint32_t mk = ws_marker(J, i);
         if (mk) st[i] = (st[i] & W_BORDER) | WS_FIXED, ws_set_label(J, i, mk);
@@ -78,27 +81,30 @@ static int64_t WFN(ws_run)(const ws_job *J, IDX *st, WFN(ws_scr) *S, IDX *m, IDX
 
 /* The region of s (the pixels inside the mask connected to it) into rq, by runs: each run
  * found scans, in every row that holds neighbours of it, the span its pixels reach (reads
- * along rows, not scattered). Returns the region's size. */
+ * along rows, not scattered). Returns the region's size, or 0 when it does not fit in the
+ * scratch (its pixels are then as they were). */
 static IDX WFN(ws_region)(const ws_job *J, IDX *st, WFN(ws_scr) *S, IDX s)
 {
     IDX m = 0, nr = 0;
-    WFN(ws_run)(J, st, S, &m, &nr, (int64_t)s / J->w, (int64_t)s % J->w);
-    for (IDX t = 0; t < nr; ++t) {
+    int64_t x = WFN(ws_run)(J, st, S, &m, &nr, (int64_t)s / J->w, (int64_t)s % J->w);
+    for (IDX t = 0; t < nr && x >= 0; ++t) {
         const int64_t ri = (int64_t)S->ia[t], x0 = (int64_t)S->ib[t], x1 = (int64_t)S->bq[t];
         const int64_t y = ri % J->h, z = ri / J->h;
-        for (int k = 0; k < J->nrows; ++k) {
+        for (int k = 0; k < J->nrows && x >= 0; ++k) {
             const int64_t y2 = y + J->rows[k][0], z2 = z + J->rows[k][1];
             if (y2 < 0 || y2 >= J->h || z2 < 0 || z2 >= J->d) continue;
             const int64_t r2 = y2 + J->h * z2, base = r2 * J->w;
             const int64_t lo = x0 + J->rows[k][2] < 0 ? 0 : x0 + J->rows[k][2];
             const int64_t hi = x1 + J->rows[k][3] >= J->w ? J->w - 1 : x1 + J->rows[k][3];
-            for (int64_t x = lo; x <= hi; ++x) {
+            for (x = lo; x <= hi; ++x) {
                 if ((J->mask && !J->mask[base + x]) || W_STAMP(st[base + x])) continue;
-                x = WFN(ws_run)(J, st, S, &m, &nr, r2, x);
+                if ((x = WFN(ws_run)(J, st, S, &m, &nr, r2, x)) < 0) break;
             }
         }
     }
-    return m;
+    if (x >= 0) return m;
+    for (IDX j = 0; j < m; ++j) st[S->rq[j]] &= W_BORDER, ws_set_label(J, (int64_t)S->rq[j], 0);
+    return 0;
 }
 
 /* LSD radix of the local indices 0..m-1 by key, 8 bits a pass, passes whose digit is the same
@@ -243,14 +249,14 @@ static void WFN(ws_flood)(const ws_job *J, IDX *st, WFN(ws_scr) *S, IDX nl)
     else WFN(ws_flood_t)(J, st, S, nl, 0);
 }
 
-/* Every region that holds a marker, in raster order of its first marker pixel. */
-static void WFN(ws_all)(const ws_job *J, IDX *st, WFN(ws_scr) *S)
+/* Every region not yet flooded that holds a marker in [p0, p1), in raster order of its first
+ * marker pixel there. */
+static void WFN(ws_all)(const ws_job *J, IDX *st, WFN(ws_scr) *S, int64_t p0, int64_t p1)
 {
-    for (int64_t p = ws_next_marker(J, 0); p < J->n; p = ws_next_marker(J, p + 1)) {
+    for (int64_t p = ws_next_marker(J, p0, p1); p < p1; p = ws_next_marker(J, p + 1, p1)) {
         if (W_STAMP(st[p]) || (J->mask && !J->mask[p])) continue;
         const IDX m = WFN(ws_region)(J, st, S, (IDX)p);
-        const IDX nl = WFN(ws_levels)(J, st, S, m);
-        WFN(ws_flood)(J, st, S, nl);
+        if (m) WFN(ws_flood)(J, st, S, WFN(ws_levels)(J, st, S, m));
     }
 }
 
