@@ -1,23 +1,29 @@
 /*
  * cpu/watershed.c - the CPU backend's marker-controlled watershed (iwpp.h's definition).
  *
- * One priority flood per region (connected set of mask pixels holding a marker), in raster
- * order of the regions' first marker pixels; a region is first searched from that pixel (its
- * markers join the queue), then flooded while it is still in cache. The flood pops pixels in
- * (L, D) order: levels from a monotone radix heap of the values' order keys, each level as
- * breadth-first layers (D = 0: the level's markers and climbs, then D = 1, 2, ...).
+ * One priority flood per region (a connected set of mask pixels holding a marker), without
+ * the reconstruction or a global sort. From a marker pixel met in raster order, the region is
+ * searched by runs along rows (its pixels, keys and markers read row by row), its distinct
+ * values ranked (a hash of the keys, a radix sort when there are many), then flooded while it
+ * is in cache: levels in increasing rank, each with a bucket of as many slots as the region has
+ * pixels of that value, and each level as breadth-first layers (D = 0: the bucket, that is
+ * the level's markers and the pixels climbed into it; then D = 1, 2, ...). A pixel's label is
+ * written when it is reached and lowered by its reaching layer only.
  *
  * Why this is the definition: the candidate (L, D) a neighbour q offers p is
  * (max(L_q, in_p), in_p > L_q ? 0 : D_q + 1), strictly above (L_q, D_q) and non-decreasing in
- * (L_q, D_q); pixels leave the queue in non-decreasing (L, D) (a climb goes to a higher level,
- * a plateau step to the next layer), so the first neighbour to reach p offers p's least (L, D):
- * it is final when p is reached (Dijkstra). The neighbours offering that same (L, D) are those
- * with the least (L_q, D_q) among them only when they come from the same layer (a climb: the
- * first layer to reach p; a plateau step: (L_p, D_p - 1) is one layer), so p keeps the smallest
- * label given by the layer that reached it: each layer stamps the pixels it reaches, and only
- * a pixel with the current stamp takes a smaller label. Markers are fixed at (in, 0).
+ * (L_q, D_q); pixels leave in non-decreasing (L, D) (a climb goes to the bucket of a higher
+ * level, a plateau step to the next layer), so the first neighbour to reach p offers p's least
+ * (L, D): it is final when p is reached (Dijkstra), and p enters the queue once. Among the
+ * neighbours offering that (L, D), iwpp.h's tuple takes the least (L_q, D_q), then the least
+ * label: after a climb every layer before p's reaching one offered none (else it would have
+ * reached p), and the later ones have a larger (L_q, D_q); after a plateau step (L_q, D_q) =
+ * (L_p, D_p - 1) is that one layer. So p keeps the smallest label of the layer that reached it:
+ * each layer stamps the pixels it reaches, and only a pixel with the current stamp takes a
+ * smaller label. Markers are fixed at (in, 0). Regions never meet, so their order is free.
  *
- * The labels are written straight into the output (all scratch is allocated first); the
+ * With 3 threads or more the mask's components (this backend's labeling) are flooded in
+ * parallel. The labels go straight into the output (all scratch is allocated before); the
  * watershed lines, if asked, are a pass over the final labels, levels and distances.
  */
 #define _GNU_SOURCE /* madvise, MADV_HUGEPAGE */
@@ -33,7 +39,7 @@
 #include <sys/mman.h>
 #endif
 
-enum { WS_INSIDE = 1, WS_FIXED = 2, WS_FIRST_STAMP = 3 }; /* stamps; 0 = not searched */
+enum { WS_FIXED = 1, WS_FIRST_STAMP = 2 }; /* stamps below the flag bits; 0 = not searched */
 
 typedef struct ws_job {
     const void *in;
@@ -79,16 +85,9 @@ static inline void ws_label_to(void *out, int u16, int64_t i, uint32_t v)
     else ((uint32_t *)out)[i] = v;
 }
 
-static inline uint32_t ws_get_label(const ws_job *J, int64_t i)
-{
-    return J->u16 ? ((const uint16_t *)J->out)[i] : ((const uint32_t *)J->out)[i];
-}
+static inline uint32_t ws_get_label(const ws_job *J, int64_t i) { return ws_label_of(J->out, J->u16, i); }
 
-static inline void ws_set_label(const ws_job *J, int64_t i, uint32_t v)
-{
-    if (J->u16) ((uint16_t *)J->out)[i] = (uint16_t)v;
-    else ((uint32_t *)J->out)[i] = v;
-}
+static inline void ws_set_label(const ws_job *J, int64_t i, uint32_t v) { ws_label_to(J->out, J->u16, i, v); }
 
 /* Zeroed memory for the stamps. On Linux in huge pages where the system offers them: the
  * stamps are first touched region by region, and a fault per 4 KiB page cost more than the
@@ -192,7 +191,7 @@ typedef struct ws_init {
 } ws_init;
 
 /* Rows [r0, r1): output 0, the border flag on the image's border pixels (the stamps come
- * zeroed from calloc). */
+ * zeroed). */
 static void ws_init_rows(void *arg, int64_t r0, int64_t r1, int worker)
 {
     (void)worker;
@@ -238,7 +237,7 @@ static void ws_lines_rows(void *arg, int64_t r0, int64_t r1, int worker)
         }
         const uint32_t v = ws_get_label(J, p);
         Ls->line[p] = 0;
-        if (!v || ((J->mask ? J->mask[p] != 0 : 1) && ws_marker(J, p))) continue;
+        if (!v || ws_marker(J, p)) continue; /* labelled: inside the mask */
         uint64_t q[26];
         const int c = ws_nbs_u64(J, (uint64_t)p, 1, q);
         for (int k = 0; k < c && !Ls->line[p]; ++k) {

@@ -20,9 +20,9 @@
 /* Scratch of capacity cap each (only a region's worth is touched). */
 typedef struct WFN(ws_scr) {
     IDX *rq;       /* the region's pixels, then the plateau layers of a level */
-    IDX *ia, *ib;  /* local indices sorted by key */
-    uint32_t *kx;  /* keys of the region's pixels */
-    IDX *bq;       /* level buckets: a level's climbs and markers (its layer D = 0) */
+    IDX *ia, *ib;  /* the runs' rows and first x while searching; then a sort's indices */
+    uint32_t *kx;  /* the keys of the region's pixels, then their hash slots or ranks */
+    IDX *bq;       /* the runs' last x; then level buckets: a level's climbs and markers */
     IDX *lo, *fi;  /* per level: bucket start and fill (n + 1) */
     ws_hash *H;    /* the distinct keys of a region that has few */
     IDX cap;       /* regions larger than this are left (to a pass with more room) */
