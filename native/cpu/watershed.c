@@ -219,8 +219,9 @@ static inline int ws_before(const ws_job *J, int64_t a, int64_t b)
 
 typedef struct ws_lines {
     const ws_job *J;
-    uint8_t *line; /* 1: becomes 0 */
-    int pass;
+    uint8_t *line;   /* 1: becomes 0 */
+    const void *st;  /* the stamps, for their border flag */
+    int pass, wide;
 } ws_lines;
 
 /* Pass 0: flag the non-marker pixels with a neighbour of another label and a smaller
@@ -239,7 +240,8 @@ static void ws_lines_rows(void *arg, int64_t r0, int64_t r1, int worker)
         Ls->line[p] = 0;
         if (!v || ws_marker(J, p)) continue; /* labelled: inside the mask */
         uint64_t q[26];
-        const int c = ws_nbs_u64(J, (uint64_t)p, 1, q);
+        const int border = Ls->wide ? ((const uint64_t *)Ls->st)[p] >> 63 : ((const uint32_t *)Ls->st)[p] >> 31;
+        const int c = ws_nbs_u64(J, (uint64_t)p, border, q);
         for (int k = 0; k < c && !Ls->line[p]; ++k) {
             const int64_t r = (int64_t)q[k];
             const uint32_t u = ws_get_label(J, r);
@@ -388,7 +390,7 @@ iwpp_status iwpp_cpu_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp
         P.st = st, P.mem = mem;
         ws_flood_all(&J, st, wide, mem, par ? &P : NULL, nt);
         if (lines) {
-            ws_lines Ls = {&J, line, 0};
+            ws_lines Ls = {&J, line, st, 0, wide};
             iwpp_par_for(nt, J.h * J.d, 64, ws_lines_rows, &Ls);
             Ls.pass = 1;
             iwpp_par_for(nt, J.h * J.d, 64, ws_lines_rows, &Ls);
