@@ -146,7 +146,7 @@ const iwpp_backend_ops iwpp_cpu_backend = {
     .morph_unit = iwpp_cpu_morph_unit,
     .wrap = cpu_wrap,
     .minmax = iwpp_cpu_minmax,
-    .wrap_output = cpu_wrap, /* cpu/edt.c and cpu/labels.c allocate all their scratch before their first write */
+    .wrap_output = cpu_wrap, /* cpu/edt.c, labels.c and watershed.c allocate all their scratch before their first write */
     .label = iwpp_cpu_label,
     .watershed = iwpp_cpu_watershed,
 };

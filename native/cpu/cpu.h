@@ -22,7 +22,7 @@ iwpp_status iwpp_cpu_morph_unit(iwpp_context *ctx, iwpp_buf *dst, const iwpp_buf
                                 int connectivity, iwpp_morph_mode mode, int iterations);
 iwpp_status iwpp_cpu_minmax(iwpp_context *ctx, const iwpp_buf *a, double *min, double *max);
 
-/* cpu/labels.c: union-find labeling; watershed by reconstruction and an ordered flood. */
+/* cpu/labels.c: union-find labeling. cpu/watershed.c: priority flood per region. */
 iwpp_status iwpp_cpu_label(iwpp_context *ctx, const iwpp_buf *in, int connectivity, iwpp_label_mode mode,
                            iwpp_buf *labels, int64_t *count);
 iwpp_status iwpp_cpu_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp_buf *markers,

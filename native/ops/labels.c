@@ -4,7 +4,7 @@
  * passes over a label image (remove border labels, size filter), which run on the host.
  *
  * Definitions: native/include/iwpp.h. Backend parts: ops->label and ops->watershed
- * (native/cpu/labels.c, cuda/label.cu + cuda/watershed.cu, opencl/labels.c).
+ * (native/cpu/labels.c + cpu/watershed.c, cuda/label.cu + cuda/watershed.cu, opencl/labels.c).
  */
 #include "dispatch.h"
 
