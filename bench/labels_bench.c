@@ -4,7 +4,7 @@
  * so that bench/compare_labels.py times scikit-image (and CuPy) on the very same data.
  *
  *   labels_bench [--backend cpu|cuda|opencl] [--threads N] [--sizes 4096,8192,512x3]
- *                [--reps N] [--dynamic H] [--dump DIR]
+ *                [--reps N] [--dynamic H] [--dump DIR] [--cases label,watershed,dws]
  *
  * Cases per size (2D: connectivity 8, 3D: 26; outputs U32):
  *   label      components of the nuclei mask (0/255);
@@ -29,6 +29,7 @@ typedef struct options {
     int threads, reps;
     double dynamic;
     const char *sizes, *dump;
+    const char *cases; /* comma-separated case names; NULL = all (e.g. one case under ncu) */
 } options;
 
 static int cmp_double(const void *a, const void *b)
@@ -142,6 +143,7 @@ static int bench_size(iwpp_context *ctx, const options *o, int64_t w, int64_t h,
     }
     int fails = 0;
     for (int k = 0; k < 3; ++k) {
+        if (o->cases && !strstr(o->cases, CASE_NAMES[k])) continue;
         double total = 0, compute = 0;
         char variant[64] = "-";
         st = time_case(ctx, (case_kind)k, &b, o->reps, &total, &compute, variant, sizeof variant);
@@ -176,6 +178,7 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--dynamic")) o->dynamic = atof(v);
         else if (!strcmp(a, "--sizes")) o->sizes = v;
         else if (!strcmp(a, "--dump")) o->dump = v;
+        else if (!strcmp(a, "--cases")) o->cases = v;
         else return 1;
     }
     return 0;
@@ -183,10 +186,10 @@ static int parse_args(int argc, char **argv, options *o)
 
 int main(int argc, char **argv)
 {
-    options o = {IWPP_BACKEND_CPU, 0, 5, 1.0, "4096,8192,512x3", NULL};
+    options o = {IWPP_BACKEND_CPU, 0, 5, 1.0, "4096,8192,512x3", NULL, NULL};
     if (parse_args(argc, argv, &o)) {
         fprintf(stderr, "usage: labels_bench [--backend cpu|cuda|opencl] [--threads N] [--sizes 4096,8192,512x3]\n"
-                        "                    [--reps N] [--dynamic H] [--dump DIR]\n"
+                        "                    [--reps N] [--dynamic H] [--dump DIR] [--cases label,watershed,dws]\n"
                         "  a size is S (S x S) or Sx3 (S x S x S)\n");
         return 2;
     }
