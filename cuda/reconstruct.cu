@@ -77,11 +77,16 @@ __global__ void scan_x_kernel(T *J, const T *__restrict__ I, geom g, int dir, in
             jp = J[p];
             b = I[p];
             a = jp;
-            for (int k = 0; k < g.n; ++k) {
-                if (g.off[k][0] != -dir || (g.off[k][1] == 0 && g.off[k][2] == 0)) continue;
-                const int64_t qx = x + g.off[k][0], qy = y + g.off[k][1], qz = z + g.off[k][2];
-                if (qx < 0 || qx >= g.w || qy < 0 || qy >= g.h || qz < 0 || qz >= g.d) continue;
-                a = O::best(a, J[qx + g.w * (qy + g.h * qz)]);
+            if (g.d == 1 && y > 0 && y < g.h - 1 && x - dir >= 0 && x - dir < g.w) {
+                /* 2D off the border: the diagonal predecessors (8-connected), no bounds to test */
+                if (g.n == 8) a = O::best(O::best(a, J[p - dir - g.w]), J[p - dir + g.w]);
+            } else {
+                for (int k = 0; k < g.n; ++k) {
+                    if (g.off[k][0] != -dir || (g.off[k][1] == 0 && g.off[k][2] == 0)) continue;
+                    const int64_t qx = x + g.off[k][0], qy = y + g.off[k][1], qz = z + g.off[k][2];
+                    if (qx < 0 || qx >= g.w || qy < 0 || qy >= g.h || qz < 0 || qz >= g.d) continue;
+                    a = O::best(a, J[qx + g.w * (qy + g.h * qz)]);
+                }
             }
             a = O::limit(a, b);
         }
@@ -133,14 +138,19 @@ __global__ void scan_yz_kernel(T *J, const T *__restrict__ I, geom g, int axis, 
             const T jp = J[p], ip = I[p];
             T a = jp;
             const int64_t cx = x, cy = axis == 1 ? i : y, cz = axis == 2 ? i : z;
-            for (int k = 0; k < g.n; ++k) {
-                if (g.off[k][axis] != -dir) continue;
-                const int o1 = g.off[k][0];
-                const int o2 = axis == 1 ? g.off[k][2] : g.off[k][1];
-                if (o1 == 0 && o2 == 0) continue; /* the in-line predecessor is the carry */
-                const int64_t qx = cx + g.off[k][0], qy = cy + g.off[k][1], qz = cz + g.off[k][2];
-                if (qx < 0 || qx >= g.w || qy < 0 || qy >= g.h || qz < 0 || qz >= g.d) continue;
-                a = O::best(a, J[qx + g.w * (qy + g.h * qz)]);
+            if (g.d == 1 && x > 0 && x < g.w - 1 && i - dir >= 0 && i - dir < len) {
+                /* 2D off the border: the diagonal predecessors (8-connected), no bounds to test */
+                if (g.n == 8) a = O::best(O::best(a, J[p - dir * step - 1]), J[p - dir * step + 1]);
+            } else {
+                for (int k = 0; k < g.n; ++k) {
+                    if (g.off[k][axis] != -dir) continue;
+                    const int o1 = g.off[k][0];
+                    const int o2 = axis == 1 ? g.off[k][2] : g.off[k][1];
+                    if (o1 == 0 && o2 == 0) continue; /* the in-line predecessor is the carry */
+                    const int64_t qx = cx + g.off[k][0], qy = cy + g.off[k][1], qz = cz + g.off[k][2];
+                    if (qx < 0 || qx >= g.w || qy < 0 || qy >= g.h || qz < 0 || qz >= g.d) continue;
+                    a = O::best(a, J[qx + g.w * (qy + g.h * qz)]);
+                }
             }
             a = O::limit(a, ip);
             const T v = clampo<ERO>(carry, a, ip);
