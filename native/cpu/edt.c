@@ -1090,11 +1090,68 @@ static void dan_out_rows(void *arg, int64_t r0, int64_t r1, int worker)
     }
 }
 
+/* Sites of the background pixels; the background pixels next to the foreground queued (the
+ * contour). Returns 0 when the queue cannot grow. */
+static int dan_init(const iwpp_buf *bin, const int off[26][3], int nn, site3 *vr, fifo *q)
+{
+    const int64_t w = bin->w, h = bin->h, d = bin->d;
+    for (int64_t z = 0; z < d; ++z)
+        for (int64_t y = 0; y < h; ++y)
+            for (int64_t x = 0; x < w; ++x) {
+                int64_t i = x + w * (y + h * z);
+                if (!is_bg(bin->ptr, bin->type, i)) {
+                    vr[i].x = -1;
+                    vr[i].y = -1;
+                    vr[i].z = -1;
+                    continue;
+                }
+                vr[i].x = (int32_t)x;
+                vr[i].y = (int32_t)y;
+                vr[i].z = (int32_t)z;
+                for (int k = 0; k < nn; ++k) {
+                    int64_t qx = x + off[k][0], qy = y + off[k][1], qz = z + off[k][2];
+                    if (qx < 0 || qx >= w || qy < 0 || qy >= h || qz < 0 || qz >= d) continue;
+                    if (!is_bg(bin->ptr, bin->type, qx + w * (qy + h * qz))) {
+                        if (!fifo_push(q, i)) return 0;
+                        break;
+                    }
+                }
+            }
+    return 1;
+}
+
+/* The propagation: a popped pixel offers its site to each neighbour, which takes it when it is
+ * closer than its own (and is queued again). Returns the pops, or -1 when the queue cannot grow. */
+static int64_t dan_propagate(int64_t w, int64_t h, int64_t d, const double sp[3], const int off[26][3], int nn,
+                             site3 *vr, fifo *q)
+{
+    int64_t pops = 0;
+    while (q->size > 0) {
+        int64_t p = q->a[q->head];
+        q->head = (q->head + 1) & (q->cap - 1);
+        q->size--;
+        pops++;
+        const int64_t px = p % w, py = (p / w) % h, pz = p / (w * h);
+        const site3 s = vr[p];
+        for (int k = 0; k < nn; ++k) {
+            int64_t qx = px + off[k][0], qy = py + off[k][1], qz = pz + off[k][2];
+            if (qx < 0 || qx >= w || qy < 0 || qy >= h || qz < 0 || qz >= d) continue;
+            int64_t qi = qx + w * (qy + h * qz);
+            site3 *t = &vr[qi];
+            double dn = site_d2(&s, qx, qy, qz, sp[0], sp[1], sp[2]);
+            if (t->x < 0 || dn < site_d2(t, qx, qy, qz, sp[0], sp[1], sp[2])) {
+                *t = s;
+                if (!fifo_push(q, qi)) return -1;
+            }
+        }
+    }
+    return pops;
+}
+
 static iwpp_status edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin,
                                   const double spacing[3], iwpp_buf *dist, iwpp_buf *nearest)
 {
     const int64_t w = bin->w, h = bin->h, d = bin->d, n = w * h * d;
-    const double hx = spacing[0], hy = spacing[1], hz = spacing[2];
     int off[26][3];
     const int nn = iwpp_neighbors(26, d == 1, off);
     site3 *vr = (site3 *)malloc((size_t)n * sizeof(site3));
@@ -1112,56 +1169,10 @@ static iwpp_status edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin,
                               "method on a smaller image",
                               (double)n * (double)sizeof(site3) / 1048576.0);
     }
-    int oom = 0;
-    /* Initialization: sites of background pixels, contour pixels queued. */
-    for (int64_t z = 0; z < d && !oom; ++z)
-        for (int64_t y = 0; y < h && !oom; ++y)
-            for (int64_t x = 0; x < w; ++x) {
-                int64_t i = x + w * (y + h * z);
-                if (!is_bg(bin->ptr, bin->type, i)) {
-                    vr[i].x = -1;
-                    vr[i].y = -1;
-                    vr[i].z = -1;
-                    continue;
-                }
-                vr[i].x = (int32_t)x;
-                vr[i].y = (int32_t)y;
-                vr[i].z = (int32_t)z;
-                for (int k = 0; k < nn; ++k) {
-                    int64_t qx = x + off[k][0], qy = y + off[k][1], qz = z + off[k][2];
-                    if (qx < 0 || qx >= w || qy < 0 || qy >= h || qz < 0 || qz >= d) continue;
-                    if (!is_bg(bin->ptr, bin->type, qx + w * (qy + h * qz))) {
-                        if (!fifo_push(&q, i)) oom = 1;
-                        break;
-                    }
-                }
-                if (oom) break;
-            }
-    /* Propagation. */
-    int64_t pops = 0;
-    while (q.size > 0 && !oom) {
-        int64_t p = q.a[q.head];
-        q.head = (q.head + 1) & (q.cap - 1);
-        q.size--;
-        pops++;
-        const int64_t px = p % w, py = (p / w) % h, pz = p / (w * h);
-        const site3 s = vr[p];
-        for (int k = 0; k < nn; ++k) {
-            int64_t qx = px + off[k][0], qy = py + off[k][1], qz = pz + off[k][2];
-            if (qx < 0 || qx >= w || qy < 0 || qy >= h || qz < 0 || qz >= d) continue;
-            int64_t qi = qx + w * (qy + h * qz);
-            site3 *t = &vr[qi];
-            double dn = site_d2(&s, qx, qy, qz, hx, hy, hz);
-            if (t->x < 0 || dn < site_d2(t, qx, qy, qz, hx, hy, hz)) {
-                *t = s;
-                if (!fifo_push(&q, qi)) {
-                    oom = 1;
-                    break;
-                }
-            }
-        }
-    }
-    if (oom) {
+    const int64_t pops = dan_init(bin, (const int(*)[3])off, nn, vr, &q)
+                             ? dan_propagate(w, h, d, spacing, (const int(*)[3])off, nn, vr, &q)
+                             : -1;
+    if (pops < 0) {
         size_t cap = q.cap;
         free(vr);
         free(q.a);
@@ -1172,9 +1183,8 @@ static iwpp_status edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin,
                               cap, (double)cap * 8.0 / 1048576.0);
     }
     /* Distances from the final sites. */
-    float *dst = (float *)dist->ptr;
-    int64_t *nd = nearest ? (int64_t *)nearest->ptr : NULL;
-    dan_out O = {vr, dst, nd, w, h, hx, hy, hz};
+    dan_out O = {vr, (float *)dist->ptr, nearest ? (int64_t *)nearest->ptr : NULL, w, h,
+                 spacing[0], spacing[1], spacing[2]};
     iwpp_par_for(iwpp_cpu_threads_for(ctx, n, EDT_PX_PER_THREAD), h * d, 16, dan_out_rows, &O);
     free(vr);
     free(q.a);
