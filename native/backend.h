@@ -216,6 +216,7 @@ int iwpp_cpu_threads(const iwpp_context *ctx);
  * return @p dflt for a missing or unreadable value and clamp to [lo, hi]; bytes take a K/M/G
  * suffix and "off" (= hi). */
 void iwpp_tune_from_env(iwpp_context *ctx);
+const char *iwpp_env(const char *name); /* getenv, kept in tuning.c with the settings' reads */
 int iwpp_tune_lookup(const char *key);
 int iwpp_tune_reopens(int key);
 iwpp_status iwpp_tune_set(iwpp_context *ctx, const char *key, const char *value);

@@ -3,7 +3,8 @@
  *
  * The defaults are the measured best (figures in each backend's README); a setting exists to
  * measure alternatives or to work around a device. The environment is read here and only
- * here, once, when a context is created: variable IWPP_<KEY> with the key in upper case and
+ * here (iwpp_env for the few variables that are folders, not settings), the settings once,
+ * when a context is created: variable IWPP_<KEY> with the key in upper case and
  * '.' as '_' (cuda.stage_chunk <- IWPP_CUDA_STAGE_CHUNK). iwpp_context_set_tuning overrides it.
  */
 #include "backend.h"
@@ -48,6 +49,11 @@ void iwpp_tune_from_env(iwpp_context *ctx)
         put(ctx, k, getenv(name));
     }
 }
+
+/* The environment variables that are not tuning keys (a folder: the OpenCL program cache,
+ * IWPP_CL_CACHE, and the user's XDG_CACHE_HOME / HOME it defaults to) are read here too, so
+ * that every getenv of the library is in this file. */
+const char *iwpp_env(const char *name) { return getenv(name); }
 
 int iwpp_tune_lookup(const char *key)
 {

@@ -289,7 +289,7 @@ static uint64_t device_string_hash(iwpp_ocl *s, uint64_t h, cl_device_info what)
 static int cl_cache_path(iwpp_ocl *s, const char *const *srcs, cl_uint ns, const char *opts, char *path,
                          size_t size, uint64_t *key)
 {
-    const char *env = getenv("IWPP_CL_CACHE");
+    const char *env = iwpp_env("IWPP_CL_CACHE");
     if (env && (!strcmp(env, "off") || !strcmp(env, "0"))) return 0;
     char plat[256] = "";
     s->api->clGetPlatformInfo(s->platform, CL_PLATFORM_NAME, sizeof plat - 1, plat, NULL);
@@ -300,7 +300,7 @@ static int cl_cache_path(iwpp_ocl *s, const char *const *srcs, cl_uint ns, const
     if (env && *env) {
         snprintf(dir, sizeof dir, "%s", env);
     } else {
-        const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+        const char *xdg = iwpp_env("XDG_CACHE_HOME"), *home = iwpp_env("HOME");
         char base[2048];
         if (xdg && *xdg) snprintf(base, sizeof base, "%s", xdg);
         else if (home && *home) snprintf(base, sizeof base, "%s/.cache", home);
