@@ -152,7 +152,7 @@ static int bench_size(iwpp_context *ctx, const options *o, int64_t w, int64_t h,
             ++fails;
             continue;
         }
-        printf("%-12s %-10s %-7s total_ms %10.1f  compute_ms %10.1f  %s\n", tag, CASE_NAMES[k],
+        printf("%-12s %-10s %-7s total_ms %10.2f  compute_ms %10.2f  %s\n", tag, CASE_NAMES[k],
                iwpp_backend_name(o->backend), total, compute, variant);
         if (times) fprintf(times, "%s %s %.3f %.3f\n", CASE_NAMES[k], iwpp_backend_name(o->backend), total, compute);
         dump(o, tag, CASE_NAMES[k], &b.out);

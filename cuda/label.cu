@@ -3,6 +3,9 @@
  * every set is its smallest index, so that numbering the roots in raster order numbers the
  * components by their first pixel.
  *
+ * 2D images (below 2^32 - 1 pixels) take the row-run path (run_*_kernel below; the rules are in
+ * label_runs.cuh): one warp per 32x32 tile, rows as bit masks, unions between run starts only.
+ * 3D images, larger ones and IWPP_CUDA_LABEL_RUNS=0 take the tile path:
  *  1. tile_kernel: tiles of 32x32 (2D) or 16x8x8 (3D) pixels in shared memory; union-find on
  *     local indices (the local raster order is the global raster order restricted to the tile,
  *     so a local root is the smallest global index of its local set), then P[i] = the global
@@ -19,6 +22,7 @@
  * Indices are 32-bit below 2^32 - 1 pixels, 64-bit above.
  */
 #include "label_common.cuh"
+#include "label_runs.cuh"
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -109,6 +113,269 @@ __global__ void final_kernel(const IdxT *P, int64_t n, OutT *out)
     }
 }
 
+
+/* ---- 2D by row runs (label_runs.cuh has the rules) ----
+ * R1 run_local_kernel: per 32x32 tile, the runs of each row by warp ballots, their unions in
+ *    shared memory; G[r] = r at every local root r (global raster index), the tile's ring of local
+ *    roots, and per row segment (32 pixels of one image row in one tile) the mask of local roots.
+ * R2 run_border_kernel: one warp per tile joins its right and bottom boundaries (and, 8-connected,
+ *    its two lower corners) in G with lb_gunion.
+ * R3 run_rank_kernel: one block per band of tile rows: which local roots are global roots (the
+ *    others are pointed straight at theirs), and the exclusive scan of the global roots per
+ *    segment in raster order within the band; scan_counts then gives each band's first label.
+ * R4 run_final_kernel: the tile's runs again (cheaper than storing them), each local root's label
+ *    from its global root's segment, and the pixels written.
+ * Memory besides the output: G (4 bytes a pixel, touched at local roots only), 512 bytes a tile,
+ * 12 bytes a segment. */
+
+#define LR_WARPS 8 /* tiles per block of the border kernel */
+#define LR_FULL 0xFFFFFFFFu
+
+struct lr_grid {
+    int64_t w, h;
+    int ntx, nty;
+    unsigned int ntiles;
+};
+
+template <typename T> __device__ __forceinline__ T lr_shfl_up(T v)
+{
+    return (T)__shfl_up_sync(LR_FULL, (unsigned int)v, 1);
+}
+template <> __device__ __forceinline__ float lr_shfl_up<float>(float v) { return __shfl_up_sync(LR_FULL, v, 1); }
+
+/* Shared memory of one warp's tile: the union-find on run starts (local index y * 32 + a), the
+ * run labels of the final pass, the values (EQUAL mode). */
+template <typename T, bool EQUAL> struct lr_smem {
+    int sp[LR_SIDE * LR_SIDE];
+    unsigned int lab[LR_SIDE * LR_SIDE];
+    T sv[EQUAL ? LR_SIDE * LR_SIDE : 1];
+};
+
+/* The runs of tile (tx, ty) by one warp: lane y ends with row y's foreground and start masks
+ * (F, S) and sm.sp[y * 32 + a] = the local root of every run start a of its row. */
+template <typename T, bool EQUAL, bool CONN8>
+__device__ __forceinline__ void lr_warp_runs(const T *__restrict__ in, const lr_grid &g, int tx, int ty,
+                                             lr_smem<T, EQUAL> &sm, unsigned int &F, unsigned int &S)
+{
+    const int lane = threadIdx.x & 31;
+    const int64_t gx = (int64_t)tx * LR_SIDE + lane, y0 = (int64_t)ty * LR_SIDE;
+    const int rows = g.h - y0 < LR_SIDE ? (int)(g.h - y0) : LR_SIDE;
+    const T *p = in + y0 * g.w + gx;
+    T v[LR_SIDE];
+#pragma unroll
+    for (int y = 0; y < LR_SIDE; ++y) v[y] = (gx < g.w && y < rows) ? p[y * g.w] : (T)0;
+    F = S = 0;
+#pragma unroll
+    for (int y = 0; y < LR_SIDE; ++y) {
+        const bool fg = lb_fg(v[y]);
+        const unsigned int f = __ballot_sync(LR_FULL, fg);
+        unsigned int j;
+        if (EQUAL) {
+            const T left = lr_shfl_up(v[y]);
+            j = __ballot_sync(LR_FULL, lane > 0 && lb_joined(left, v[y], 1));
+            sm.sv[y * LR_SIDE + lane] = v[y];
+        } else {
+            j = f & (f << 1);
+        }
+        if (lane == y) F = f, S = f & ~j;
+    }
+    const int row = lane * LR_SIDE;
+    for (unsigned int m = S; m; m &= m - 1u) {
+        const int a = __ffs(m) - 1;
+        sm.sp[row + a] = row + a;
+    }
+    const unsigned int FU = __shfl_up_sync(LR_FULL, F, 1), SU = __shfl_up_sync(LR_FULL, S, 1);
+    __syncwarp();
+    if (lane > 0) {
+        for (unsigned int m = S; m; m &= m - 1u) {
+            const int a = __ffs(m) - 1;
+            lr_touching(a, lr_run_end(F, S, a), FU, SU, CONN8, [&](int su) {
+                if (!EQUAL || sm.sv[row + a] == sm.sv[row - LR_SIDE + su]) lb_sunion(sm.sp, row + a, row - LR_SIDE + su);
+            });
+        }
+    }
+    __syncwarp();
+    /* every start straight to its root (a root is an ancestor, so finds of other lanes meanwhile
+     * stay right) */
+    for (unsigned int m = S; m; m &= m - 1u) {
+        const int a = __ffs(m) - 1;
+        sm.sp[row + a] = lb_sfind(sm.sp, row + a);
+    }
+    __syncwarp();
+}
+
+/* Global raster index of local index @p li of tile (tx, ty). */
+__device__ __forceinline__ unsigned int lr_global(const lr_grid &g, int tx, int ty, int li)
+{
+    return (unsigned int)(((int64_t)ty * LR_SIDE + (li >> 5)) * g.w + (int64_t)tx * LR_SIDE + (li & 31));
+}
+
+/* The global index of the root of pixel @p x of local row @p y (masks F, S), or NONE. */
+template <typename T, bool EQUAL>
+__device__ __forceinline__ unsigned int lr_pixel_root(const lr_smem<T, EQUAL> &sm, const lr_grid &g, int tx, int ty,
+                                                      int y, unsigned int F, unsigned int S, int x)
+{
+    return ((F >> x) & 1u) ? lr_global(g, tx, ty, sm.sp[y * LR_SIDE + lr_start(S, x)]) : lb_none<unsigned int>();
+}
+
+#define LR_TILES_PER_BLOCK 4
+
+template <typename T, bool EQUAL, bool CONN8>
+__global__ void __launch_bounds__(32 * LR_TILES_PER_BLOCK)
+    run_local_kernel(const T *__restrict__ in, lr_grid g, unsigned int *G, unsigned int *ring, unsigned int *rootmask)
+{
+    __shared__ lr_smem<T, EQUAL> smem[LR_TILES_PER_BLOCK];
+    const unsigned int tile = blockIdx.x * LR_TILES_PER_BLOCK + (threadIdx.x >> 5);
+    if (tile >= g.ntiles) return;
+    lr_smem<T, EQUAL> &sm = smem[threadIdx.x >> 5];
+    const int tx = (int)(tile % (unsigned int)g.ntx), ty = (int)(tile / (unsigned int)g.ntx);
+    unsigned int F, S;
+    lr_warp_runs<T, EQUAL, CONN8>(in, g, tx, ty, sm, F, S);
+    const int lane = threadIdx.x & 31, row = lane * LR_SIDE;
+    unsigned int roots = 0;
+    for (unsigned int m = S; m; m &= m - 1u) {
+        const int a = __ffs(m) - 1;
+        if (sm.sp[row + a] != row + a) continue;
+        roots |= 1u << a;
+        const unsigned int gr = lr_global(g, tx, ty, row + a);
+        G[gr] = gr;
+    }
+    const int64_t gy = (int64_t)ty * LR_SIDE + lane;
+    if (gy < g.h) rootmask[gy * g.ntx + tx] = roots;
+    unsigned int *rg = ring + (size_t)tile * LR_RING;
+    rg[LR_LEFT + lane] = lr_pixel_root(sm, g, tx, ty, lane, F, S, 0);
+    rg[LR_RIGHT + lane] = lr_pixel_root(sm, g, tx, ty, lane, F, S, LR_SIDE - 1);
+    const unsigned int F0 = __shfl_sync(LR_FULL, F, 0), S0 = __shfl_sync(LR_FULL, S, 0);
+    const unsigned int F1 = __shfl_sync(LR_FULL, F, 31), S1 = __shfl_sync(LR_FULL, S, 31);
+    rg[LR_TOP + lane] = lr_pixel_root(sm, g, tx, ty, 0, F0, S0, lane);
+    rg[LR_BOTTOM + lane] = lr_pixel_root(sm, g, tx, ty, LR_SIDE - 1, F1, S1, lane);
+}
+
+/* One warp per tile: its right boundary, its bottom boundary and, 8-connected, the two corners
+ * below it (bottom-right with the tile down-right, bottom-left with the tile down-left). */
+template <typename T, bool EQUAL, bool CONN8>
+__global__ void __launch_bounds__(32 * LR_WARPS)
+    run_border_kernel(const T *__restrict__ in, lr_grid g, unsigned int *G, const unsigned int *__restrict__ ring)
+{
+    const unsigned int tile = blockIdx.x * LR_WARPS + (threadIdx.x >> 5);
+    if (tile >= g.ntiles) return;
+    const int i = threadIdx.x & 31;
+    const int tx = (int)(tile % (unsigned int)g.ntx), ty = (int)(tile / (unsigned int)g.ntx);
+    const unsigned int *a = ring + (size_t)tile * LR_RING;
+    const int64_t x0 = (int64_t)tx * LR_SIDE, y0 = (int64_t)ty * LR_SIDE;
+    auto unite = [&](unsigned int p, unsigned int q) { lb_gunion(G, p, q); };
+    if (tx + 1 < g.ntx) { /* a's right column against the left column of the tile to the right */
+        const unsigned int *b = a + LR_RING;
+        const T va = EQUAL && a[LR_RIGHT + i] != lb_none<unsigned int>() ? in[(y0 + i) * g.w + x0 + LR_SIDE - 1] : (T)0;
+        lr_boundary_pairs(
+            i, a + LR_RIGHT, b + LR_LEFT, CONN8,
+            [&](int j) { return !EQUAL || in[(y0 + j) * g.w + x0 + LR_SIDE] == va; }, unite);
+    }
+    if (ty + 1 < g.nty) { /* a's bottom row against the top row of the tile below */
+        const unsigned int *b = a + (size_t)g.ntx * LR_RING;
+        const T va = EQUAL && a[LR_BOTTOM + i] != lb_none<unsigned int>() ? in[(y0 + LR_SIDE - 1) * g.w + x0 + i] : (T)0;
+        lr_boundary_pairs(
+            i, a + LR_BOTTOM, b + LR_TOP, CONN8,
+            [&](int j) { return !EQUAL || in[(y0 + LR_SIDE) * g.w + x0 + j] == va; }, unite);
+        if (CONN8 && i < 2) {
+            const int dx = i == 0 ? 1 : -1; /* lane 0: down-right, lane 1: down-left */
+            if ((dx > 0 && tx + 1 < g.ntx) || (dx < 0 && tx > 0)) {
+                const unsigned int *c = a + (size_t)g.ntx * LR_RING + dx * LR_RING;
+                const unsigned int p = a[LR_BOTTOM + (dx > 0 ? LR_SIDE - 1 : 0)], q = c[LR_TOP + (dx > 0 ? 0 : LR_SIDE - 1)];
+                if (p != lb_none<unsigned int>() && q != lb_none<unsigned int>()) {
+                    const int64_t px = x0 + (dx > 0 ? LR_SIDE - 1 : 0);
+                    if (!EQUAL || in[(y0 + LR_SIDE - 1) * g.w + px] == in[(y0 + LR_SIDE) * g.w + px + dx]) unite(p, q);
+                }
+            }
+        }
+    }
+}
+
+/* One block per band of 32 image rows: segment s = y * ntx + tx (raster order). Global roots into
+ * rootmask (in place of the local roots), the exclusive count of global roots before each segment
+ * of the band into segoff, the band's total into band[ty]; the other local roots point at their
+ * global root. */
+__global__ void __launch_bounds__(LB_THREADS)
+    run_rank_kernel(lr_grid g, unsigned int *G, unsigned int *rootmask, unsigned int *segoff, unsigned long long *band)
+{
+    typedef cub::BlockScan<unsigned int, LB_THREADS> scan_t;
+    __shared__ typename scan_t::TempStorage tmp;
+    __shared__ unsigned int carry;
+    const int64_t y0 = (int64_t)blockIdx.x * LR_SIDE, y1 = y0 + LR_SIDE < g.h ? y0 + LR_SIDE : g.h;
+    const int64_t s0 = y0 * g.ntx, s1 = y1 * g.ntx;
+    if (threadIdx.x == 0) carry = 0;
+    __syncthreads();
+    for (int64_t base = s0; base < s1; base += LB_THREADS) {
+        const int64_t s = base + threadIdx.x;
+        unsigned int gm = 0;
+        if (s < s1) {
+            unsigned int m = rootmask[s];
+            const int64_t y = s / g.ntx, x = (s - y * g.ntx) * LR_SIDE;
+            while (m) {
+                const int bit = __ffs(m) - 1;
+                m &= m - 1;
+                const unsigned int r = (unsigned int)(y * g.w + x + bit);
+                unsigned int p = __ldcg(G + r);
+                if (p == r) {
+                    gm |= 1u << bit;
+                    continue;
+                }
+                for (unsigned int q = __ldcg(G + p); q != p; q = __ldcg(G + p)) p = q;
+                G[r] = p;
+            }
+            rootmask[s] = gm;
+        }
+        unsigned int ex = 0, total = 0;
+        scan_t(tmp).ExclusiveSum((unsigned int)__popc(gm), ex, total);
+        if (s < s1) segoff[s] = carry + ex;
+        __syncthreads();
+        if (threadIdx.x == 0) carry += total;
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) band[blockIdx.x] = carry;
+}
+
+template <typename T, bool EQUAL, bool CONN8, typename OutT>
+__global__ void __launch_bounds__(32 * LR_TILES_PER_BLOCK)
+    run_final_kernel(const T *__restrict__ in, lr_grid g, const unsigned int *__restrict__ G,
+                     const unsigned int *__restrict__ rootmask, const unsigned int *__restrict__ segoff,
+                     const unsigned long long *__restrict__ bandoff, OutT *out)
+{
+    __shared__ lr_smem<T, EQUAL> smem[LR_TILES_PER_BLOCK];
+    const unsigned int tile = blockIdx.x * LR_TILES_PER_BLOCK + (threadIdx.x >> 5);
+    if (tile >= g.ntiles) return;
+    lr_smem<T, EQUAL> &sm = smem[threadIdx.x >> 5];
+    const int tx = (int)(tile % (unsigned int)g.ntx), ty = (int)(tile / (unsigned int)g.ntx);
+    unsigned int F, S;
+    lr_warp_runs<T, EQUAL, CONN8>(in, g, tx, ty, sm, F, S);
+    const int lane = threadIdx.x & 31, row = lane * LR_SIDE;
+    for (unsigned int m = S; m; m &= m - 1u) { /* local roots: their global root's rank */
+        const int a = __ffs(m) - 1;
+        if (sm.sp[row + a] != row + a) continue;
+        const unsigned int gr = G[lr_global(g, tx, ty, row + a)];
+        const int64_t y = gr / g.w, x = gr - y * g.w, s = y * g.ntx + x / LR_SIDE;
+        const unsigned int before = rootmask[s] & ((1u << (x & 31)) - 1u);
+        sm.lab[row + a] = (unsigned int)bandoff[y / LR_SIDE] + segoff[s] + (unsigned int)__popc(before) + 1u;
+    }
+    __syncwarp();
+    for (unsigned int m = S; m; m &= m - 1u) { /* the other runs: their root's label */
+        const int a = __ffs(m) - 1;
+        const int r = sm.sp[row + a];
+        if (r != row + a) sm.lab[row + a] = sm.lab[r];
+    }
+    __syncwarp();
+    const int64_t gx = (int64_t)tx * LR_SIDE + lane, y0 = (int64_t)ty * LR_SIDE;
+    const bool inside = gx < g.w;
+    const int rows = g.h - y0 < LR_SIDE ? (int)(g.h - y0) : LR_SIDE;
+    OutT *o = out + y0 * g.w + gx;
+#pragma unroll 8
+    for (int y = 0; y < LR_SIDE; ++y) {
+        const unsigned int f = __shfl_sync(LR_FULL, F, y), st = __shfl_sync(LR_FULL, S, y);
+        if (y >= rows) break;
+        if (inside) o[y * g.w] = ((f >> lane) & 1u) ? (OutT)sm.lab[y * LR_SIDE + lr_start(st, lane)] : (OutT)0;
+    }
+}
+
 /* ---- host side ---- */
 
 /* Union-find into P (steps 1 and 2). */
@@ -146,6 +413,103 @@ __global__ void __launch_bounds__(LB_THREADS) scan_counts(const unsigned long lo
         __syncthreads();
     }
     if (threadIdx.x == 0) off[m] = carry;
+}
+
+/* ---- host side, 2D by row runs ---- */
+
+/* Scratch of the run path: ring (LR_RING a tile), rootmask and segoff (one a segment), band
+ * totals and their scan (nty + 1 each). */
+struct lr_scratch {
+    unsigned int *ring, *rootmask, *segoff;
+    unsigned long long *band, *bandoff;
+};
+
+static iwpp_status lr_scratch_get(iwpp_context *ctx, const lr_grid &g, lr_scratch *sc)
+{
+    const size_t nseg = (size_t)g.h * (size_t)g.ntx;
+    size_t sz[5] = {(size_t)g.ntiles * LR_RING * 4, nseg * 4, nseg * 4, ((size_t)g.nty + 1) * 8, ((size_t)g.nty + 1) * 8};
+    size_t total = 0, at[5];
+    for (int k = 0; k < 5; ++k) at[k] = total, total += (sz[k] + 255) & ~(size_t)255;
+    void *mem = NULL;
+    iwpp_status e = cu_scratch(ctx, total, &mem);
+    if (e != IWPP_OK) return e;
+    char *m = (char *)mem;
+    sc->ring = (unsigned int *)(m + at[0]);
+    sc->rootmask = (unsigned int *)(m + at[1]);
+    sc->segoff = (unsigned int *)(m + at[2]);
+    sc->band = (unsigned long long *)(m + at[3]);
+    sc->bandoff = (unsigned long long *)(m + at[4]);
+    return IWPP_OK;
+}
+
+template <typename T, bool EQUAL, bool CONN8>
+static iwpp_status label_runs_typed(iwpp_context *ctx, const T *in, const lr_grid &g, iwpp_buf *labels,
+                                    int64_t *count)
+{
+    cuda_state *st = cu_state(ctx);
+    iwpp_buf gb;
+    memset(&gb, 0, sizeof gb);
+    gb.type = IWPP_U32;
+    gb.w = g.w, gb.h = g.h, gb.d = 1;
+    iwpp_status e = iwpp_cuda_buf_alloc(ctx, &gb);
+    if (e != IWPP_OK) return e;
+    unsigned int *G = (unsigned int *)gb.ptr;
+    lr_scratch sc;
+    if ((e = lr_scratch_get(ctx, g, &sc)) != IWPP_OK) {
+        iwpp_cuda_buf_free(ctx, &gb);
+        return e;
+    }
+    const unsigned int tgrid = (g.ntiles + LR_TILES_PER_BLOCK - 1) / LR_TILES_PER_BLOCK;
+    run_local_kernel<T, EQUAL, CONN8><<<tgrid, 32 * LR_TILES_PER_BLOCK, 0, st->stream>>>(in, g, G, sc.ring, sc.rootmask);
+    run_border_kernel<T, EQUAL, CONN8>
+        <<<(g.ntiles + LR_WARPS - 1) / LR_WARPS, 32 * LR_WARPS, 0, st->stream>>>(in, g, G, sc.ring);
+    run_rank_kernel<<<g.nty, LB_THREADS, 0, st->stream>>>(g, G, sc.rootmask, sc.segoff, sc.band);
+    scan_counts<<<1, LB_THREADS, 0, st->stream>>>(sc.band, g.nty, sc.bandoff);
+    e = IWPP_OK;
+    if (cudaGetLastError() != cudaSuccess) e = iwpp_set_error(ctx, IWPP_EDEVICE, "CUDA: launching the labeling runs");
+    if (e == IWPP_OK && cudaMemcpyAsync(st->hctr, sc.bandoff + g.nty, sizeof(unsigned long long),
+                                        cudaMemcpyDeviceToHost, st->stream) != cudaSuccess)
+        e = cu_fail(ctx, cudaGetLastError(), "reading the label count");
+    /* a 16-bit output is checked before it is written; a 32-bit one always holds the count */
+    const bool u16 = labels->type == IWPP_U16;
+    if (e == IWPP_OK && u16 && (e = cu_sync(ctx, "counting the components")) == IWPP_OK && st->hctr[0] > 65535)
+        e = iwpp_labels_overflow(ctx, (int64_t)st->hctr[0]);
+    if (e == IWPP_OK) {
+        if (u16)
+            run_final_kernel<T, EQUAL, CONN8, uint16_t><<<tgrid, 32 * LR_TILES_PER_BLOCK, 0, st->stream>>>(
+                in, g, G, sc.rootmask, sc.segoff, sc.bandoff, (uint16_t *)labels->ptr);
+        else
+            run_final_kernel<T, EQUAL, CONN8, uint32_t><<<tgrid, 32 * LR_TILES_PER_BLOCK, 0, st->stream>>>(
+                in, g, G, sc.rootmask, sc.segoff, sc.bandoff, (uint32_t *)labels->ptr);
+        e = cu_sync(ctx, "labeling");
+    }
+    iwpp_cuda_buf_free(ctx, &gb);
+    *count = (int64_t)st->hctr[0];
+    return e;
+}
+
+/* The run path takes 2D images with fewer than 2^32 - 1 pixels (32-bit indices and NONE), unless
+ * IWPP_CUDA_LABEL_RUNS=0. */
+static bool label_runs_on(iwpp_context *ctx, const iwpp_buf *in)
+{
+    return in->d == 1 && iwpp_buf_count(in) < (int64_t)0xFFFFFFFFll &&
+           iwpp_tune_int(ctx, IWPP_TUNE_CUDA_LABEL_RUNS, 1, 0, 1);
+}
+
+template <typename T>
+static iwpp_status label_runs(iwpp_context *ctx, const iwpp_buf *in, bool conn8, int equal, iwpp_buf *labels,
+                              int64_t *count)
+{
+    lr_grid g;
+    g.w = in->w, g.h = in->h;
+    g.ntx = (int)((in->w + LR_SIDE - 1) / LR_SIDE);
+    g.nty = (int)((in->h + LR_SIDE - 1) / LR_SIDE);
+    g.ntiles = (unsigned int)g.ntx * (unsigned int)g.nty;
+    const T *p = (const T *)in->ptr;
+    if (equal) return conn8 ? label_runs_typed<T, true, true>(ctx, p, g, labels, count)
+                            : label_runs_typed<T, true, false>(ctx, p, g, labels, count);
+    return conn8 ? label_runs_typed<T, false, true>(ctx, p, g, labels, count)
+                 : label_runs_typed<T, false, false>(ctx, p, g, labels, count);
 }
 
 /* Roots per chunk and their exclusive scan in scratch; *total = the number of components. */
@@ -220,6 +584,9 @@ template <typename T>
 static iwpp_status label_idx(iwpp_context *ctx, const iwpp_buf *in, const geom &gb, int equal, iwpp_buf *labels,
                              int64_t *count)
 {
+    /* 2D: by row runs (2 backward neighbours: 4-connected in the plane, 4: 8-connected) */
+    if (label_runs_on(ctx, in))
+        return label_runs<T>(ctx, in, gb.n == 4, equal, labels, count);
     if (iwpp_buf_count(in) < (int64_t)0xFFFFFFFFll) /* every index and NONE fit in 32 bits */
         return label_typed<T, unsigned int>(ctx, in, gb, equal, labels, count);
     return label_typed<T, unsigned long long>(ctx, in, gb, equal, labels, count);
@@ -245,6 +612,6 @@ extern "C" iwpp_status iwpp_cuda_label(iwpp_context *ctx, const iwpp_buf *in, in
     }
     if (e != IWPP_OK) return e;
     if ((e = cu_timer_stop(ctx)) != IWPP_OK) return e;
-    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "union-find");
+    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "%s", label_runs_on(ctx, in) ? "union-find/runs" : "union-find");
     return IWPP_OK;
 }

@@ -15,6 +15,7 @@
  */
 #define LB_HOST 1
 #include "watershed_tile.cuh"
+#include "label_runs.cuh"
 #include "neighborhood.h"
 
 #include <stdio.h>
@@ -90,6 +91,160 @@ static int64_t host_label(const std::vector<T> &in, odims d, int conn, int equal
     return count;
 }
 
+/* label.cu's 2D path by row runs, kernel by kernel: each tile's runs (rows in a shuffled order,
+ * as the lanes of a warp may go), the boundaries of the tiles in a shuffled order, the ranks by
+ * band, the output. */
+struct host_runs_tile {
+    unsigned int F[LR_SIDE], S[LR_SIDE];
+    int sp[LR_SIDE * LR_SIDE];
+};
+
+template <typename T>
+static void host_tile_runs(const std::vector<T> &in, odims d, int64_t tx, int64_t ty, bool conn8, int equal,
+                           host_runs_tile &tl)
+{
+    std::vector<T> sv(LR_SIDE * LR_SIDE);
+    for (int y = 0; y < LR_SIDE; ++y) {
+        unsigned int F = 0, J = 0;
+        for (int x = 0; x < LR_SIDE; ++x) {
+            const int64_t gx = tx * LR_SIDE + x, gy = ty * LR_SIDE + y;
+            const T v = gx < d.w && gy < d.h ? in[(size_t)(gy * d.w + gx)] : (T)0;
+            sv[(size_t)(y * LR_SIDE + x)] = v;
+            if (lb_fg(v)) F |= 1u << x;
+            if (x > 0 && lb_joined(sv[(size_t)(y * LR_SIDE + x - 1)], v, equal)) J |= 1u << x;
+        }
+        tl.F[y] = F, tl.S[y] = lr_starts(F, J);
+        for (unsigned int m = tl.S[y]; m; m &= m - 1u) tl.sp[y * LR_SIDE + __builtin_ctz(m)] = y * LR_SIDE + __builtin_ctz(m);
+    }
+    for (int64_t y : shuffled(LR_SIDE - 1)) {
+        const int row = (int)(y + 1) * LR_SIDE;
+        const unsigned int F = tl.F[y + 1], S = tl.S[y + 1];
+        for (unsigned int m = S; m; m &= m - 1u) {
+            const int a = __builtin_ctz(m);
+            lr_touching(a, lr_run_end(F, S, a), tl.F[y], tl.S[y], conn8, [&](int su) {
+                if (!equal || sv[(size_t)(row + a)] == sv[(size_t)(row - LR_SIDE + su)])
+                    lb_sunion(tl.sp, row + a, row - LR_SIDE + su);
+            });
+        }
+    }
+    for (int y = 0; y < LR_SIDE; ++y)
+        for (unsigned int m = tl.S[y]; m; m &= m - 1u) {
+            const int li = y * LR_SIDE + __builtin_ctz(m);
+            tl.sp[li] = lb_sfind(tl.sp, li);
+        }
+}
+
+template <typename T>
+static int64_t host_label_runs(const std::vector<T> &in, odims d, int conn, int equal, std::vector<uint32_t> &out)
+{
+    const bool conn8 = lb_backward(make_geom_host(d, conn)).n == 4;
+    const int64_t n = odims_count(d), ntx = (d.w + LR_SIDE - 1) / LR_SIDE, nty = (d.h + LR_SIDE - 1) / LR_SIDE;
+    const uint32_t none = lb_none<uint32_t>();
+    std::vector<uint32_t> G((size_t)n, 0xDEADBEEFu), ring((size_t)(ntx * nty * LR_RING)), rootmask((size_t)(d.h * ntx));
+    std::vector<uint32_t> segoff((size_t)(d.h * ntx));
+    std::vector<unsigned long long> bandoff((size_t)nty + 1, 0);
+    auto global = [&](int64_t tx, int64_t ty, int li) {
+        return (uint32_t)((ty * LR_SIDE + li / LR_SIDE) * d.w + tx * LR_SIDE + li % LR_SIDE);
+    };
+    auto pixel_root = [&](const host_runs_tile &tl, int64_t tx, int64_t ty, int y, int x) {
+        return ((tl.F[y] >> x) & 1u) ? global(tx, ty, tl.sp[y * LR_SIDE + lr_start(tl.S[y], x)]) : none;
+    };
+    host_runs_tile tl;
+    for (int64_t tile : shuffled(ntx * nty)) { /* run_local_kernel */
+        const int64_t tx = tile % ntx, ty = tile / ntx;
+        host_tile_runs<T>(in, d, tx, ty, conn8, equal, tl);
+        uint32_t *rg = &ring[(size_t)(tile * LR_RING)];
+        for (int y = 0; y < LR_SIDE; ++y) {
+            unsigned int roots = 0;
+            for (unsigned int m = tl.S[y]; m; m &= m - 1u) {
+                const int a = __builtin_ctz(m);
+                if (tl.sp[y * LR_SIDE + a] != y * LR_SIDE + a) continue;
+                roots |= 1u << a;
+                G[global(tx, ty, y * LR_SIDE + a)] = global(tx, ty, y * LR_SIDE + a);
+            }
+            if (ty * LR_SIDE + y < d.h) rootmask[(size_t)((ty * LR_SIDE + y) * ntx + tx)] = roots;
+            rg[LR_LEFT + y] = pixel_root(tl, tx, ty, y, 0);
+            rg[LR_RIGHT + y] = pixel_root(tl, tx, ty, y, LR_SIDE - 1);
+            rg[LR_TOP + y] = pixel_root(tl, tx, ty, 0, y);
+            rg[LR_BOTTOM + y] = pixel_root(tl, tx, ty, LR_SIDE - 1, y);
+        }
+    }
+    auto unite = [&](uint32_t p, uint32_t q) { lb_gunion(G.data(), p, q); };
+    auto val = [&](int64_t x, int64_t y) { return in[(size_t)(y * d.w + x)]; };
+    for (int64_t tile : shuffled(ntx * nty)) { /* run_border_kernel */
+        const int64_t tx = tile % ntx, ty = tile / ntx, x0 = tx * LR_SIDE, y0 = ty * LR_SIDE;
+        const uint32_t *a = &ring[(size_t)(tile * LR_RING)];
+        for (int i = 0; i < LR_SIDE; ++i) {
+            if (tx + 1 < ntx) {
+                const uint32_t *b = a + LR_RING;
+                lr_boundary_pairs(i, a + LR_RIGHT, b + LR_LEFT, conn8,
+                    [&](int j) { return !equal || val(x0 + LR_SIDE, y0 + j) == val(x0 + LR_SIDE - 1, y0 + i); }, unite);
+            }
+            if (ty + 1 < nty) {
+                const uint32_t *b = a + ntx * LR_RING;
+                lr_boundary_pairs(i, a + LR_BOTTOM, b + LR_TOP, conn8,
+                    [&](int j) { return !equal || val(x0 + j, y0 + LR_SIDE) == val(x0 + i, y0 + LR_SIDE - 1); }, unite);
+                if (conn8 && i < 2) {
+                    const int dx = i == 0 ? 1 : -1;
+                    if ((dx > 0 && tx + 1 < ntx) || (dx < 0 && tx > 0)) {
+                        const uint32_t *c = a + ntx * LR_RING + dx * LR_RING;
+                        const uint32_t p = a[LR_BOTTOM + (dx > 0 ? LR_SIDE - 1 : 0)], q = c[LR_TOP + (dx > 0 ? 0 : LR_SIDE - 1)];
+                        const int64_t px = x0 + (dx > 0 ? LR_SIDE - 1 : 0);
+                        if (p != none && q != none && (!equal || val(px, y0 + LR_SIDE - 1) == val(px + dx, y0 + LR_SIDE)))
+                            unite(p, q);
+                    }
+                }
+            }
+        }
+    }
+    for (int64_t band : shuffled(nty)) { /* run_rank_kernel */
+        const int64_t s0 = band * LR_SIDE * ntx, s1 = std::min(band * LR_SIDE + LR_SIDE, d.h) * ntx;
+        uint32_t carry = 0;
+        for (int64_t s = s0; s < s1; ++s) {
+            unsigned int m = rootmask[(size_t)s], gm = 0;
+            const int64_t y = s / ntx, x = (s % ntx) * LR_SIDE;
+            for (; m; m &= m - 1u) {
+                const int bit = __builtin_ctz(m);
+                const uint32_t r = (uint32_t)(y * d.w + x + bit);
+                uint32_t p = G[r];
+                if (p == r) {
+                    gm |= 1u << bit;
+                    continue;
+                }
+                while (G[p] != p) p = G[p];
+                G[r] = p;
+            }
+            rootmask[(size_t)s] = gm;
+            segoff[(size_t)s] = carry;
+            carry += (uint32_t)__builtin_popcount(gm);
+        }
+        bandoff[(size_t)band + 1] = carry;
+    }
+    for (int64_t b = 0; b < nty; ++b) bandoff[(size_t)b + 1] += bandoff[(size_t)b];
+    out.assign((size_t)n, 0);
+    for (int64_t tile : shuffled(ntx * nty)) { /* run_final_kernel */
+        const int64_t tx = tile % ntx, ty = tile / ntx;
+        host_tile_runs<T>(in, d, tx, ty, conn8, equal, tl);
+        std::vector<uint32_t> lab(LR_SIDE * LR_SIDE);
+        for (int y = 0; y < LR_SIDE; ++y)
+            for (unsigned int m = tl.S[y]; m; m &= m - 1u) {
+                const int li = y * LR_SIDE + __builtin_ctz(m);
+                if (tl.sp[li] != li) continue;
+                const uint32_t gr = G[global(tx, ty, li)];
+                const int64_t gy = gr / d.w, gx = gr % d.w, s = gy * ntx + gx / LR_SIDE;
+                lab[(size_t)li] = (uint32_t)bandoff[(size_t)(gy / LR_SIDE)] + segoff[(size_t)s] +
+                                  (uint32_t)__builtin_popcount(rootmask[(size_t)s] & ((1u << (gx & 31)) - 1u)) + 1u;
+            }
+        for (int y = 0; y < LR_SIDE; ++y)
+            for (int x = 0; x < LR_SIDE; ++x) {
+                const int64_t gx = tx * LR_SIDE + x, gy = ty * LR_SIDE + y;
+                if (gx >= d.w || gy >= d.h || !((tl.F[y] >> x) & 1u)) continue;
+                out[(size_t)(gy * d.w + gx)] = lab[(size_t)tl.sp[y * LR_SIDE + lr_start(tl.S[y], x)]];
+            }
+    }
+    return (int64_t)bandoff[(size_t)nty];
+}
+
 template <typename T> static void check_label(const std::vector<double> &v, odims d, int conn, const lb_tiling &t)
 {
     const int64_t n = odims_count(d);
@@ -103,6 +258,12 @@ template <typename T> static void check_label(const std::vector<double> &v, odim
         g_runs += 2;
         if (c32 != c || got32 != want) fail("label (32-bit indices)", d, conn, equal ? "equal" : "binary");
         if (c64 != c || got64 != want) fail("label (64-bit indices)", d, conn, equal ? "equal" : "binary");
+        if (d.d == 1) {
+            std::vector<uint32_t> runs;
+            const int64_t cr = host_label_runs<T>(in, d, conn, equal, runs);
+            ++g_runs;
+            if (cr != c || runs != want) fail("label (2D by row runs)", d, conn, equal ? "equal" : "binary");
+        }
     }
 }
 
@@ -275,6 +436,7 @@ int main(void)
     sweep(600, 23, 19, 7, 0); /* small tiles: many tiles on small images */
     sweep(40, 90, 70, 1, 1);  /* the real 32x32 tiles */
     sweep(20, 40, 20, 19, 1); /* the real 16x8x8 tiles */
+    sweep(30, 160, 100, 1, 1); /* 2D over several 32x32 tiles of the row-run path */
     printf("%d comparisons, %d failures\n", g_runs, g_fails);
     return g_fails != 0;
 }

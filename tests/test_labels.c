@@ -121,11 +121,11 @@ static void test_label_random(void **state)
 {
     (void)state;
     need_label();
-    static const odims s2[] = {{1, 1, 1}, {1, 19, 1}, {23, 1, 1}, {13, 7, 1}, {17, 17, 1}, {45, 37, 1}};
+    static const odims s2[] = {{1, 1, 1}, {1, 19, 1}, {23, 1, 1}, {13, 7, 1}, {17, 17, 1}, {45, 37, 1}, {100, 70, 1}, {64, 96, 1}};
     static const int c2[] = {4, 8, 6, 26}; /* 6 and 26 on one slice act as 4 and 8 */
     static const odims s3[] = {{1, 1, 9}, {5, 4, 3}, {11, 9, 7}, {17, 16, 15}};
     static const int c3[] = {6, 18, 26};
-    int fails = label_sweep(100, s2, 6, c2, 4);
+    int fails = label_sweep(100, s2, 8, c2, 4);
     fails += label_sweep(200, s3, 4, c3, 3);
     assert_int_equal(fails, 0);
 }
