@@ -5,6 +5,7 @@
  *
  *   labels_bench [--backend cpu|cuda|opencl] [--threads N] [--sizes 4096,8192,512x3]
  *                [--reps N] [--dynamic H] [--dump DIR] [--cases label,watershed,dws]
+ *                [--families rand_0.5,checker1,spiral,...]
  *
  * Cases per size (2D: connectivity 8, 3D: 26; outputs U32):
  *   label      components of the nuclei mask (0/255);
@@ -14,6 +15,8 @@
  * Every case prints total_ms (the call, transfers included) and compute_ms (iwpp_stats), as
  * medians of --reps runs after one warm-up run. With --dump DIR the files of each size are
  * DIR/<size>_{binary,relief,markers,label,watershed,dws}.npy and DIR/<size>_times.txt.
+ * --families times the label case on more inputs after the cases (the worst case matters, not the
+ * nuclei alone): DIR/<size>_fam-<name>_{binary,label}.npy.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -30,6 +33,7 @@ typedef struct options {
     double dynamic;
     const char *sizes, *dump;
     const char *cases; /* comma-separated case names; NULL = all (e.g. one case under ncu) */
+    const char *families; /* label only: more binary inputs (synth_edt_family names, "spiral") */
 } options;
 
 static int cmp_double(const void *a, const void *b)
@@ -109,6 +113,40 @@ static void dump(const options *o, const char *tag, const char *what, const iwpp
     if (imgio_write_npy(path, im) != 0) fprintf(stderr, "labels_bench: cannot write %s: %s\n", path, strerror(errno));
 }
 
+/* The label case on each of --families (2D and 3D alike): foreground 255 except the family's
+ * background pixels, so the worst case shows, not only the nuclei. Dumps <tag>_fam-<name>_binary.npy
+ * for the CuPy comparison; the nuclei mask of the other cases is overwritten. */
+static int bench_families(iwpp_context *ctx, const options *o, bench_data *b, const char *tag)
+{
+    char list[512];
+    snprintf(list, sizeof list, "%s", o->families);
+    int fails = 0;
+    uint8_t *bin = b->bin.data;
+    for (char *name = strtok(list, ","); name; name = strtok(NULL, ",")) {
+        if (!strcmp(name, "spiral")) synth_spiral(bin, b->bin.width, b->bin.height, b->bin.depth);
+        else if (synth_edt_family(bin, name, b->bin.width, b->bin.height, b->bin.depth, 12345) != 0) {
+            fprintf(stderr, "labels_bench: unknown family %s\n", name);
+            ++fails;
+            continue;
+        }
+        double total = 0, compute = 0;
+        char variant[64] = "-", what[96];
+        const iwpp_status st = time_case(ctx, C_LABEL, b, o->reps, &total, &compute, variant, sizeof variant);
+        if (st) {
+            printf("%-12s %-16s %-7s FAILED: %s\n", tag, name, iwpp_backend_name(o->backend), iwpp_error_message(ctx));
+            ++fails;
+            continue;
+        }
+        printf("%-12s label:%-10s %-7s total_ms %10.2f  compute_ms %10.2f  %s\n", tag, name,
+               iwpp_backend_name(o->backend), total, compute, variant);
+        snprintf(what, sizeof what, "fam-%s_binary", name);
+        dump(o, tag, what, &b->bin);
+        snprintf(what, sizeof what, "fam-%s_label", name);
+        dump(o, tag, what, &b->out);
+    }
+    return fails;
+}
+
 static int bench_size(iwpp_context *ctx, const options *o, int64_t w, int64_t h, int64_t d)
 {
     const int64_t n = w * h * d;
@@ -158,6 +196,7 @@ static int bench_size(iwpp_context *ctx, const options *o, int64_t w, int64_t h,
         dump(o, tag, CASE_NAMES[k], &b.out);
     }
     if (times) fclose(times);
+    if (o->families) fails += bench_families(ctx, o, &b, tag);
     free(pb), free(pr), free(pm), free(po);
     return fails;
 }
@@ -179,6 +218,7 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "--sizes")) o->sizes = v;
         else if (!strcmp(a, "--dump")) o->dump = v;
         else if (!strcmp(a, "--cases")) o->cases = v;
+        else if (!strcmp(a, "--families")) o->families = v;
         else return 1;
     }
     return 0;
@@ -186,10 +226,11 @@ static int parse_args(int argc, char **argv, options *o)
 
 int main(int argc, char **argv)
 {
-    options o = {IWPP_BACKEND_CPU, 0, 5, 1.0, "4096,8192,512x3", NULL, NULL};
+    options o = {IWPP_BACKEND_CPU, 0, 5, 1.0, "4096,8192,512x3", NULL, NULL, NULL};
     if (parse_args(argc, argv, &o)) {
         fprintf(stderr, "usage: labels_bench [--backend cpu|cuda|opencl] [--threads N] [--sizes 4096,8192,512x3]\n"
                         "                    [--reps N] [--dynamic H] [--dump DIR] [--cases label,watershed,dws]\n"
+                        "                    [--families rand_0.5,checker1,spiral,...] (label on more inputs)\n"
                         "  a size is S (S x S) or Sx3 (S x S x S)\n");
         return 2;
     }
