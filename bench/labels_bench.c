@@ -118,11 +118,13 @@ static void dump(const options *o, const char *tag, const char *what, const iwpp
  * for the CuPy comparison; the nuclei mask of the other cases is overwritten. */
 static int bench_families(iwpp_context *ctx, const options *o, bench_data *b, const char *tag)
 {
-    char list[512];
-    snprintf(list, sizeof list, "%s", o->families);
     int fails = 0;
     uint8_t *bin = b->bin.data;
-    for (char *name = strtok(list, ","); name; name = strtok(NULL, ",")) {
+    for (const char *at = o->families; *at;) { /* not strtok: main's loop over the sizes uses it */
+        const size_t len = strcspn(at, ",");
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), at);
+        at += len + (at[len] == ',');
         if (!strcmp(name, "spiral")) synth_spiral(bin, b->bin.width, b->bin.height, b->bin.depth);
         else if (synth_edt_family(bin, name, b->bin.width, b->bin.height, b->bin.depth, 12345) != 0) {
             fprintf(stderr, "labels_bench: unknown family %s\n", name);

@@ -143,11 +143,10 @@ template <typename T> __device__ __forceinline__ T lr_shfl_up(T v)
 }
 template <> __device__ __forceinline__ float lr_shfl_up<float>(float v) { return __shfl_up_sync(LR_FULL, v, 1); }
 
-/* Shared memory of one warp's tile: the union-find on run starts (local index y * 32 + a), the
- * run labels of the final pass, the values (EQUAL mode). */
+/* Shared memory of one warp's tile: the union-find on run starts (local index y * 32 + a) and
+ * the values (EQUAL mode). */
 template <typename T, bool EQUAL> struct lr_smem {
     int sp[LR_SIDE * LR_SIDE];
-    unsigned int lab[LR_SIDE * LR_SIDE];
     T sv[EQUAL ? LR_SIDE * LR_SIDE : 1];
 };
 
@@ -220,9 +219,13 @@ __device__ __forceinline__ unsigned int lr_pixel_root(const lr_smem<T, EQUAL> &s
 
 #define LR_TILES_PER_BLOCK 4
 
+/* @p store (NULL: not kept) gets each pixel's local root + 1 (0 on background), for
+ * run_final_kernel<STORED>: a U32 output holds it until the labels replace it (a U16 output is
+ * written only once its count is known to fit, so the final pass finds the runs again). */
 template <typename T, bool EQUAL, bool CONN8>
 __global__ void __launch_bounds__(32 * LR_TILES_PER_BLOCK)
-    run_local_kernel(const T *__restrict__ in, lr_grid g, unsigned int *G, unsigned int *ring, unsigned int *rootmask)
+    run_local_kernel(const T *__restrict__ in, lr_grid g, unsigned int *G, unsigned int *ring, unsigned int *rootmask,
+                     unsigned int *store)
 {
     __shared__ lr_smem<T, EQUAL> smem[LR_TILES_PER_BLOCK];
     const unsigned int tile = blockIdx.x * LR_TILES_PER_BLOCK + (threadIdx.x >> 5);
@@ -249,6 +252,16 @@ __global__ void __launch_bounds__(32 * LR_TILES_PER_BLOCK)
     const unsigned int F1 = __shfl_sync(LR_FULL, F, 31), S1 = __shfl_sync(LR_FULL, S, 31);
     rg[LR_TOP + lane] = lr_pixel_root(sm, g, tx, ty, 0, F0, S0, lane);
     rg[LR_BOTTOM + lane] = lr_pixel_root(sm, g, tx, ty, LR_SIDE - 1, F1, S1, lane);
+    if (!store) return;
+    const int64_t gx = (int64_t)tx * LR_SIDE + lane, y0 = (int64_t)ty * LR_SIDE;
+    const int rows = g.h - y0 < LR_SIDE ? (int)(g.h - y0) : LR_SIDE;
+    unsigned int *o = store + y0 * g.w + gx;
+#pragma unroll 8
+    for (int y = 0; y < LR_SIDE; ++y) {
+        const unsigned int f = __shfl_sync(LR_FULL, F, y), st = __shfl_sync(LR_FULL, S, y);
+        if (y >= rows) break;
+        if (gx < g.w) o[y * g.w] = ((f >> lane) & 1u) ? (unsigned int)sm.sp[y * LR_SIDE + lr_start(st, lane)] + 1u : 0u;
+    }
 }
 
 /* One warp per tile: its right boundary, its bottom boundary and, 8-connected, the two corners
@@ -291,12 +304,13 @@ __global__ void __launch_bounds__(32 * LR_WARPS)
     }
 }
 
-/* One block per band of 32 image rows: segment s = y * ntx + tx (raster order). Global roots into
- * rootmask (in place of the local roots), the exclusive count of global roots before each segment
- * of the band into segoff, the band's total into band[ty]; the other local roots point at their
- * global root. */
+/* One block per band of 32 image rows: segment s = y * ntx + tx (raster order). The global roots
+ * among the local roots of rootmask into gmask, the exclusive count of global roots before each
+ * segment of the band into segoff, the band's total into band[ty]; every other local root
+ * pointed straight at its root. */
 __global__ void __launch_bounds__(LB_THREADS)
-    run_rank_kernel(lr_grid g, unsigned int *G, unsigned int *rootmask, unsigned int *segoff, unsigned long long *band)
+    run_rank_kernel(lr_grid g, unsigned int *G, const unsigned int *__restrict__ rootmask, unsigned int *gmask,
+                    unsigned int *segoff, unsigned long long *band)
 {
     typedef cub::BlockScan<unsigned int, LB_THREADS> scan_t;
     __shared__ typename scan_t::TempStorage tmp;
@@ -321,9 +335,9 @@ __global__ void __launch_bounds__(LB_THREADS)
                     continue;
                 }
                 for (unsigned int q = __ldcg(G + p); q != p; q = __ldcg(G + p)) p = q;
-                G[r] = p;
+                G[r] = p; /* (rewriting the whole path too cost the spiral 0.9 ms more: all walk at once) */
             }
-            rootmask[s] = gm;
+            gmask[s] = gm;
         }
         unsigned int ex = 0, total = 0;
         scan_t(tmp).ExclusiveSum((unsigned int)__popc(gm), ex, total);
@@ -335,33 +349,71 @@ __global__ void __launch_bounds__(LB_THREADS)
     if (threadIdx.x == 0) band[blockIdx.x] = carry;
 }
 
+/* The label of local root @p li of tile (tx, ty): its global root's place in raster order. */
+__device__ __forceinline__ unsigned int lr_label(const lr_grid &g, int tx, int ty, int li, const unsigned int *G,
+                                                 const unsigned int *gmask, const unsigned int *segoff,
+                                                 const unsigned long long *bandoff)
+{
+    const unsigned int gr = G[lr_global(g, tx, ty, li)];
+    const int64_t y = gr / g.w, x = gr - y * g.w, s = y * g.ntx + x / LR_SIDE;
+    const unsigned int before = gmask[s] & ((1u << (x & 31)) - 1u);
+    return (unsigned int)bandoff[y / LR_SIDE] + segoff[s] + (unsigned int)__popc(before) + 1u;
+}
+
+/* The labels of a tile whose pixels hold their local root + 1 (run_local_kernel's store): each
+ * lane labels the local roots of its row, then the rows are rewritten in place. */
+__global__ void __launch_bounds__(32 * LR_TILES_PER_BLOCK)
+    run_final_stored_kernel(lr_grid g, const unsigned int *__restrict__ G, const unsigned int *__restrict__ rootmask,
+                            const unsigned int *__restrict__ gmask, const unsigned int *__restrict__ segoff,
+                            const unsigned long long *__restrict__ bandoff, unsigned int *out)
+{
+    __shared__ unsigned int labs[LR_TILES_PER_BLOCK][LR_SIDE * LR_SIDE];
+    const unsigned int tile = blockIdx.x * LR_TILES_PER_BLOCK + (threadIdx.x >> 5);
+    if (tile >= g.ntiles) return;
+    unsigned int *lab = labs[threadIdx.x >> 5];
+    const int tx = (int)(tile % (unsigned int)g.ntx), ty = (int)(tile / (unsigned int)g.ntx);
+    const int lane = threadIdx.x & 31;
+    const int64_t gx = (int64_t)tx * LR_SIDE + lane, y0 = (int64_t)ty * LR_SIDE;
+    const int rows = g.h - y0 < LR_SIDE ? (int)(g.h - y0) : LR_SIDE;
+    for (unsigned int m = lane < rows ? rootmask[(y0 + lane) * g.ntx + tx] : 0u; m; m &= m - 1u) {
+        const int li = lane * LR_SIDE + __ffs(m) - 1;
+        lab[li] = lr_label(g, tx, ty, li, G, gmask, segoff, bandoff);
+    }
+    __syncwarp();
+    if (gx >= g.w) return;
+    unsigned int *o = out + y0 * g.w + gx;
+#pragma unroll 8
+    for (int y = 0; y < rows; ++y) {
+        const unsigned int v = o[y * g.w];
+        if (v) o[y * g.w] = lab[v - 1];
+    }
+}
+
 template <typename T, bool EQUAL, bool CONN8, typename OutT>
 __global__ void __launch_bounds__(32 * LR_TILES_PER_BLOCK)
     run_final_kernel(const T *__restrict__ in, lr_grid g, const unsigned int *__restrict__ G,
-                     const unsigned int *__restrict__ rootmask, const unsigned int *__restrict__ segoff,
+                     const unsigned int *__restrict__ gmask, const unsigned int *__restrict__ segoff,
                      const unsigned long long *__restrict__ bandoff, OutT *out)
 {
     __shared__ lr_smem<T, EQUAL> smem[LR_TILES_PER_BLOCK];
+    __shared__ unsigned int labs[LR_TILES_PER_BLOCK][LR_SIDE * LR_SIDE];
     const unsigned int tile = blockIdx.x * LR_TILES_PER_BLOCK + (threadIdx.x >> 5);
     if (tile >= g.ntiles) return;
     lr_smem<T, EQUAL> &sm = smem[threadIdx.x >> 5];
+    unsigned int *lab = labs[threadIdx.x >> 5];
     const int tx = (int)(tile % (unsigned int)g.ntx), ty = (int)(tile / (unsigned int)g.ntx);
     unsigned int F, S;
     lr_warp_runs<T, EQUAL, CONN8>(in, g, tx, ty, sm, F, S);
     const int lane = threadIdx.x & 31, row = lane * LR_SIDE;
     for (unsigned int m = S; m; m &= m - 1u) { /* local roots: their global root's rank */
         const int a = __ffs(m) - 1;
-        if (sm.sp[row + a] != row + a) continue;
-        const unsigned int gr = G[lr_global(g, tx, ty, row + a)];
-        const int64_t y = gr / g.w, x = gr - y * g.w, s = y * g.ntx + x / LR_SIDE;
-        const unsigned int before = rootmask[s] & ((1u << (x & 31)) - 1u);
-        sm.lab[row + a] = (unsigned int)bandoff[y / LR_SIDE] + segoff[s] + (unsigned int)__popc(before) + 1u;
+        if (sm.sp[row + a] == row + a) lab[row + a] = lr_label(g, tx, ty, row + a, G, gmask, segoff, bandoff);
     }
     __syncwarp();
     for (unsigned int m = S; m; m &= m - 1u) { /* the other runs: their root's label */
         const int a = __ffs(m) - 1;
         const int r = sm.sp[row + a];
-        if (r != row + a) sm.lab[row + a] = sm.lab[r];
+        if (r != row + a) lab[row + a] = lab[r];
     }
     __syncwarp();
     const int64_t gx = (int64_t)tx * LR_SIDE + lane, y0 = (int64_t)ty * LR_SIDE;
@@ -372,7 +424,7 @@ __global__ void __launch_bounds__(32 * LR_TILES_PER_BLOCK)
     for (int y = 0; y < LR_SIDE; ++y) {
         const unsigned int f = __shfl_sync(LR_FULL, F, y), st = __shfl_sync(LR_FULL, S, y);
         if (y >= rows) break;
-        if (inside) o[y * g.w] = ((f >> lane) & 1u) ? (OutT)sm.lab[y * LR_SIDE + lr_start(st, lane)] : (OutT)0;
+        if (inside) o[y * g.w] = ((f >> lane) & 1u) ? (OutT)lab[y * LR_SIDE + lr_start(st, lane)] : (OutT)0;
     }
 }
 
@@ -417,28 +469,29 @@ __global__ void __launch_bounds__(LB_THREADS) scan_counts(const unsigned long lo
 
 /* ---- host side, 2D by row runs ---- */
 
-/* Scratch of the run path: ring (LR_RING a tile), rootmask and segoff (one a segment), band
- * totals and their scan (nty + 1 each). */
+/* Scratch of the run path: ring (LR_RING a tile), rootmask, gmask and segoff (one a segment),
+ * band totals and their scan (nty + 1 each). */
 struct lr_scratch {
-    unsigned int *ring, *rootmask, *segoff;
+    unsigned int *ring, *rootmask, *gmask, *segoff;
     unsigned long long *band, *bandoff;
 };
 
 static iwpp_status lr_scratch_get(iwpp_context *ctx, const lr_grid &g, lr_scratch *sc)
 {
-    const size_t nseg = (size_t)g.h * (size_t)g.ntx;
-    size_t sz[5] = {(size_t)g.ntiles * LR_RING * 4, nseg * 4, nseg * 4, ((size_t)g.nty + 1) * 8, ((size_t)g.nty + 1) * 8};
-    size_t total = 0, at[5];
-    for (int k = 0; k < 5; ++k) at[k] = total, total += (sz[k] + 255) & ~(size_t)255;
+    const size_t nseg = (size_t)g.h * (size_t)g.ntx, nb = ((size_t)g.nty + 1) * 8;
+    const size_t sz[6] = {(size_t)g.ntiles * LR_RING * 4, nseg * 4, nseg * 4, nseg * 4, nb, nb};
+    size_t total = 0, at[6];
+    for (int k = 0; k < 6; ++k) at[k] = total, total += (sz[k] + 255) & ~(size_t)255;
     void *mem = NULL;
     iwpp_status e = cu_scratch(ctx, total, &mem);
     if (e != IWPP_OK) return e;
     char *m = (char *)mem;
     sc->ring = (unsigned int *)(m + at[0]);
     sc->rootmask = (unsigned int *)(m + at[1]);
-    sc->segoff = (unsigned int *)(m + at[2]);
-    sc->band = (unsigned long long *)(m + at[3]);
-    sc->bandoff = (unsigned long long *)(m + at[4]);
+    sc->gmask = (unsigned int *)(m + at[2]);
+    sc->segoff = (unsigned int *)(m + at[3]);
+    sc->band = (unsigned long long *)(m + at[4]);
+    sc->bandoff = (unsigned long long *)(m + at[5]);
     return IWPP_OK;
 }
 
@@ -460,10 +513,13 @@ static iwpp_status label_runs_typed(iwpp_context *ctx, const T *in, const lr_gri
         return e;
     }
     const unsigned int tgrid = (g.ntiles + LR_TILES_PER_BLOCK - 1) / LR_TILES_PER_BLOCK;
-    run_local_kernel<T, EQUAL, CONN8><<<tgrid, 32 * LR_TILES_PER_BLOCK, 0, st->stream>>>(in, g, G, sc.ring, sc.rootmask);
+    const bool u16 = labels->type == IWPP_U16;
+    unsigned int *store = u16 ? NULL : (unsigned int *)labels->ptr;
+    run_local_kernel<T, EQUAL, CONN8><<<tgrid, 32 * LR_TILES_PER_BLOCK, 0, st->stream>>>(in, g, G, sc.ring, sc.rootmask,
+                                                                                        store);
     run_border_kernel<T, EQUAL, CONN8>
         <<<(g.ntiles + LR_WARPS - 1) / LR_WARPS, 32 * LR_WARPS, 0, st->stream>>>(in, g, G, sc.ring);
-    run_rank_kernel<<<g.nty, LB_THREADS, 0, st->stream>>>(g, G, sc.rootmask, sc.segoff, sc.band);
+    run_rank_kernel<<<g.nty, LB_THREADS, 0, st->stream>>>(g, G, sc.rootmask, sc.gmask, sc.segoff, sc.band);
     scan_counts<<<1, LB_THREADS, 0, st->stream>>>(sc.band, g.nty, sc.bandoff);
     e = IWPP_OK;
     if (cudaGetLastError() != cudaSuccess) e = iwpp_set_error(ctx, IWPP_EDEVICE, "CUDA: launching the labeling runs");
@@ -471,16 +527,15 @@ static iwpp_status label_runs_typed(iwpp_context *ctx, const T *in, const lr_gri
                                         cudaMemcpyDeviceToHost, st->stream) != cudaSuccess)
         e = cu_fail(ctx, cudaGetLastError(), "reading the label count");
     /* a 16-bit output is checked before it is written; a 32-bit one always holds the count */
-    const bool u16 = labels->type == IWPP_U16;
     if (e == IWPP_OK && u16 && (e = cu_sync(ctx, "counting the components")) == IWPP_OK && st->hctr[0] > 65535)
         e = iwpp_labels_overflow(ctx, (int64_t)st->hctr[0]);
     if (e == IWPP_OK) {
         if (u16)
             run_final_kernel<T, EQUAL, CONN8, uint16_t><<<tgrid, 32 * LR_TILES_PER_BLOCK, 0, st->stream>>>(
-                in, g, G, sc.rootmask, sc.segoff, sc.bandoff, (uint16_t *)labels->ptr);
+                in, g, G, sc.gmask, sc.segoff, sc.bandoff, (uint16_t *)labels->ptr);
         else
-            run_final_kernel<T, EQUAL, CONN8, uint32_t><<<tgrid, 32 * LR_TILES_PER_BLOCK, 0, st->stream>>>(
-                in, g, G, sc.rootmask, sc.segoff, sc.bandoff, (uint32_t *)labels->ptr);
+            run_final_stored_kernel<<<tgrid, 32 * LR_TILES_PER_BLOCK, 0, st->stream>>>(
+                g, G, sc.rootmask, sc.gmask, sc.segoff, sc.bandoff, store);
         e = cu_sync(ctx, "labeling");
     }
     iwpp_cuda_buf_free(ctx, &gb);

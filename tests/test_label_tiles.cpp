@@ -93,7 +93,8 @@ static int64_t host_label(const std::vector<T> &in, odims d, int conn, int equal
 
 /* label.cu's 2D path by row runs, kernel by kernel: each tile's runs (rows in a shuffled order,
  * as the lanes of a warp may go), the boundaries of the tiles in a shuffled order, the ranks by
- * band, the output. */
+ * band, the output both ways: from the stored local roots (U32 outputs) into @p out and from
+ * the runs found again (U16 outputs) into @p again. */
 struct host_runs_tile {
     unsigned int F[LR_SIDE], S[LR_SIDE];
     int sp[LR_SIDE * LR_SIDE];
@@ -135,13 +136,14 @@ static void host_tile_runs(const std::vector<T> &in, odims d, int64_t tx, int64_
 }
 
 template <typename T>
-static int64_t host_label_runs(const std::vector<T> &in, odims d, int conn, int equal, std::vector<uint32_t> &out)
+static int64_t host_label_runs(const std::vector<T> &in, odims d, int conn, int equal, std::vector<uint32_t> &out,
+                               std::vector<uint32_t> &again)
 {
     const bool conn8 = lb_backward(make_geom_host(d, conn)).n == 4;
     const int64_t n = odims_count(d), ntx = (d.w + LR_SIDE - 1) / LR_SIDE, nty = (d.h + LR_SIDE - 1) / LR_SIDE;
     const uint32_t none = lb_none<uint32_t>();
     std::vector<uint32_t> G((size_t)n, 0xDEADBEEFu), ring((size_t)(ntx * nty * LR_RING)), rootmask((size_t)(d.h * ntx));
-    std::vector<uint32_t> segoff((size_t)(d.h * ntx));
+    std::vector<uint32_t> segoff((size_t)(d.h * ntx)), gmask((size_t)(d.h * ntx)), store((size_t)n);
     std::vector<unsigned long long> bandoff((size_t)nty + 1, 0);
     auto global = [&](int64_t tx, int64_t ty, int li) {
         return (uint32_t)((ty * LR_SIDE + li / LR_SIDE) * d.w + tx * LR_SIDE + li % LR_SIDE);
@@ -167,6 +169,12 @@ static int64_t host_label_runs(const std::vector<T> &in, odims d, int conn, int 
             rg[LR_RIGHT + y] = pixel_root(tl, tx, ty, y, LR_SIDE - 1);
             rg[LR_TOP + y] = pixel_root(tl, tx, ty, 0, y);
             rg[LR_BOTTOM + y] = pixel_root(tl, tx, ty, LR_SIDE - 1, y);
+            for (int x = 0; x < LR_SIDE; ++x) {
+                const int64_t gx = tx * LR_SIDE + x, gy = ty * LR_SIDE + y;
+                if (gx < d.w && gy < d.h)
+                    store[(size_t)(gy * d.w + gx)] =
+                        ((tl.F[y] >> x) & 1u) ? (uint32_t)tl.sp[y * LR_SIDE + lr_start(tl.S[y], x)] + 1u : 0u;
+            }
         }
     }
     auto unite = [&](uint32_t p, uint32_t q) { lb_gunion(G.data(), p, q); };
@@ -214,32 +222,48 @@ static int64_t host_label_runs(const std::vector<T> &in, odims d, int conn, int 
                 while (G[p] != p) p = G[p];
                 G[r] = p;
             }
-            rootmask[(size_t)s] = gm;
+            gmask[(size_t)s] = gm;
             segoff[(size_t)s] = carry;
             carry += (uint32_t)__builtin_popcount(gm);
         }
         bandoff[(size_t)band + 1] = carry;
     }
     for (int64_t b = 0; b < nty; ++b) bandoff[(size_t)b + 1] += bandoff[(size_t)b];
+    auto label = [&](int64_t tx, int64_t ty, int li) {
+        const uint32_t gr = G[global(tx, ty, li)];
+        const int64_t gy = gr / d.w, gx = gr % d.w, s = gy * ntx + gx / LR_SIDE;
+        return (uint32_t)bandoff[(size_t)(gy / LR_SIDE)] + segoff[(size_t)s] +
+               (uint32_t)__builtin_popcount(gmask[(size_t)s] & ((1u << (gx & 31)) - 1u)) + 1u;
+    };
     out.assign((size_t)n, 0);
+    again.assign((size_t)n, 0);
+    std::vector<uint32_t> lab(LR_SIDE * LR_SIDE);
+    for (int64_t tile : shuffled(ntx * nty)) { /* run_final_stored_kernel */
+        const int64_t tx = tile % ntx, ty = tile / ntx;
+        for (int y = 0; y < LR_SIDE && ty * LR_SIDE + y < d.h; ++y)
+            for (unsigned int m = rootmask[(size_t)((ty * LR_SIDE + y) * ntx + tx)]; m; m &= m - 1u)
+                lab[(size_t)(y * LR_SIDE + __builtin_ctz(m))] = label(tx, ty, y * LR_SIDE + __builtin_ctz(m));
+        for (int y = 0; y < LR_SIDE; ++y)
+            for (int x = 0; x < LR_SIDE; ++x) {
+                const int64_t gx = tx * LR_SIDE + x, gy = ty * LR_SIDE + y;
+                if (gx >= d.w || gy >= d.h) continue;
+                const uint32_t v = store[(size_t)(gy * d.w + gx)];
+                out[(size_t)(gy * d.w + gx)] = v ? lab[v - 1] : 0u;
+            }
+    }
     for (int64_t tile : shuffled(ntx * nty)) { /* run_final_kernel */
         const int64_t tx = tile % ntx, ty = tile / ntx;
         host_tile_runs<T>(in, d, tx, ty, conn8, equal, tl);
-        std::vector<uint32_t> lab(LR_SIDE * LR_SIDE);
         for (int y = 0; y < LR_SIDE; ++y)
             for (unsigned int m = tl.S[y]; m; m &= m - 1u) {
                 const int li = y * LR_SIDE + __builtin_ctz(m);
-                if (tl.sp[li] != li) continue;
-                const uint32_t gr = G[global(tx, ty, li)];
-                const int64_t gy = gr / d.w, gx = gr % d.w, s = gy * ntx + gx / LR_SIDE;
-                lab[(size_t)li] = (uint32_t)bandoff[(size_t)(gy / LR_SIDE)] + segoff[(size_t)s] +
-                                  (uint32_t)__builtin_popcount(rootmask[(size_t)s] & ((1u << (gx & 31)) - 1u)) + 1u;
+                if (tl.sp[li] == li) lab[(size_t)li] = label(tx, ty, li);
             }
         for (int y = 0; y < LR_SIDE; ++y)
             for (int x = 0; x < LR_SIDE; ++x) {
                 const int64_t gx = tx * LR_SIDE + x, gy = ty * LR_SIDE + y;
                 if (gx >= d.w || gy >= d.h || !((tl.F[y] >> x) & 1u)) continue;
-                out[(size_t)(gy * d.w + gx)] = lab[(size_t)tl.sp[y * LR_SIDE + lr_start(tl.S[y], x)]];
+                again[(size_t)(gy * d.w + gx)] = lab[(size_t)tl.sp[y * LR_SIDE + lr_start(tl.S[y], x)]];
             }
     }
     return (int64_t)bandoff[(size_t)nty];
@@ -259,10 +283,11 @@ template <typename T> static void check_label(const std::vector<double> &v, odim
         if (c32 != c || got32 != want) fail("label (32-bit indices)", d, conn, equal ? "equal" : "binary");
         if (c64 != c || got64 != want) fail("label (64-bit indices)", d, conn, equal ? "equal" : "binary");
         if (d.d == 1) {
-            std::vector<uint32_t> runs;
-            const int64_t cr = host_label_runs<T>(in, d, conn, equal, runs);
-            ++g_runs;
-            if (cr != c || runs != want) fail("label (2D by row runs)", d, conn, equal ? "equal" : "binary");
+            std::vector<uint32_t> runs, again;
+            const int64_t cr = host_label_runs<T>(in, d, conn, equal, runs, again);
+            g_runs += 2;
+            if (cr != c || runs != want) fail("label (2D by row runs, stored roots)", d, conn, equal ? "equal" : "binary");
+            if (again != want) fail("label (2D by row runs, runs found again)", d, conn, equal ? "equal" : "binary");
         }
     }
 }
