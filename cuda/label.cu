@@ -115,18 +115,20 @@ __global__ void final_kernel(const IdxT *P, int64_t n, OutT *out)
 
 
 /* ---- 2D by row runs (label_runs.cuh has the rules) ----
- * R1 run_local_kernel: per 32x32 tile, the runs of each row by warp ballots, their unions in
- *    shared memory; G[r] = r at every local root r (global raster index), the tile's ring of local
- *    roots, and per row segment (32 pixels of one image row in one tile) the mask of local roots.
+ * R1 run_local_kernel: a warp per 32x32 tile, a row as a ballot mask, unions between run starts
+ *    in shared memory; G[r] = r at every local root r (global raster index), the tile's ring of
+ *    local roots, per row segment (32 pixels of one image row in one tile) the mask of local
+ *    roots, and for U32 outputs each pixel's local root + 1 in the output.
  * R2 run_border_kernel: one warp per tile joins its right and bottom boundaries (and, 8-connected,
  *    its two lower corners) in G with lb_gunion.
- * R3 run_rank_kernel: one block per band of tile rows: which local roots are global roots (the
- *    others are pointed straight at theirs), and the exclusive scan of the global roots per
- *    segment in raster order within the band; scan_counts then gives each band's first label.
- * R4 run_final_kernel: the tile's runs again (cheaper than storing them), each local root's label
- *    from its global root's segment, and the pixels written.
+ * R3 run_flatten_kernel: which local roots are global roots (the others pointed straight at
+ *    theirs); run_rank_kernel, a block per band of 32 rows: the exclusive count of global roots
+ *    per segment in raster order; scan_counts: each band's first label and the total.
+ * R4 run_final_stored_kernel (U32): each local root's label from its global root's band, segment
+ *    and bit, then the pixels rewritten; run_final_kernel (U16, written only once the count is
+ *    known to fit): the tile's runs found again instead of stored.
  * Memory besides the output: G (4 bytes a pixel, touched at local roots only), 512 bytes a tile,
- * 12 bytes a segment. */
+ * 16 bytes a segment. */
 
 #define LR_WARPS 8 /* tiles per block of the border kernel */
 #define LR_FULL 0xFFFFFFFFu
@@ -304,13 +306,40 @@ __global__ void __launch_bounds__(32 * LR_WARPS)
     }
 }
 
-/* One block per band of 32 image rows: segment s = y * ntx + tx (raster order). The global roots
- * among the local roots of rootmask into gmask, the exclusive count of global roots before each
- * segment of the band into segoff, the band's total into band[ty]; every other local root
- * pointed straight at its root. */
+/* A thread per segment s = y * ntx + tx (raster order): the global roots among its local roots
+ * (rootmask) into gmask, every other local root pointed straight at its root. Local roots of one
+ * segment often share a parent (a long component crosses each tile many times), so the last
+ * parent's root is remembered. */
+__global__ void run_flatten_kernel(lr_grid g, unsigned int *G, const unsigned int *__restrict__ rootmask,
+                                   unsigned int *gmask, int64_t nseg)
+{
+    for (int64_t s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; s < nseg; s += (int64_t)gridDim.x * blockDim.x) {
+        unsigned int m = rootmask[s], gm = 0, last = lb_none<unsigned int>(), last_root = 0;
+        const int64_t y = s / g.ntx, x = (s - y * g.ntx) * LR_SIDE;
+        while (m) {
+            const int bit = __ffs(m) - 1;
+            m &= m - 1;
+            const unsigned int r = (unsigned int)(y * g.w + x + bit);
+            unsigned int p = __ldcg(G + r);
+            if (p == r) {
+                gm |= 1u << bit;
+                continue;
+            }
+            if (p != last) {
+                last = p;
+                for (unsigned int q = __ldcg(G + p); q != p; q = __ldcg(G + p)) p = q;
+                last_root = p;
+            }
+            G[r] = last_root;
+        }
+        gmask[s] = gm;
+    }
+}
+
+/* One block per band of 32 image rows: the exclusive count of global roots (gmask) before each
+ * segment of the band into segoff, the band's total into band[ty]. */
 __global__ void __launch_bounds__(LB_THREADS)
-    run_rank_kernel(lr_grid g, unsigned int *G, const unsigned int *__restrict__ rootmask, unsigned int *gmask,
-                    unsigned int *segoff, unsigned long long *band)
+    run_rank_kernel(lr_grid g, const unsigned int *__restrict__ gmask, unsigned int *segoff, unsigned long long *band)
 {
     typedef cub::BlockScan<unsigned int, LB_THREADS> scan_t;
     __shared__ typename scan_t::TempStorage tmp;
@@ -321,24 +350,7 @@ __global__ void __launch_bounds__(LB_THREADS)
     __syncthreads();
     for (int64_t base = s0; base < s1; base += LB_THREADS) {
         const int64_t s = base + threadIdx.x;
-        unsigned int gm = 0;
-        if (s < s1) {
-            unsigned int m = rootmask[s];
-            const int64_t y = s / g.ntx, x = (s - y * g.ntx) * LR_SIDE;
-            while (m) {
-                const int bit = __ffs(m) - 1;
-                m &= m - 1;
-                const unsigned int r = (unsigned int)(y * g.w + x + bit);
-                unsigned int p = __ldcg(G + r);
-                if (p == r) {
-                    gm |= 1u << bit;
-                    continue;
-                }
-                for (unsigned int q = __ldcg(G + p); q != p; q = __ldcg(G + p)) p = q;
-                G[r] = p; /* (rewriting the whole path too cost the spiral 0.9 ms more: all walk at once) */
-            }
-            gmask[s] = gm;
-        }
+        const unsigned int gm = s < s1 ? gmask[s] : 0u;
         unsigned int ex = 0, total = 0;
         scan_t(tmp).ExclusiveSum((unsigned int)__popc(gm), ex, total);
         if (s < s1) segoff[s] = carry + ex;
@@ -519,7 +531,9 @@ static iwpp_status label_runs_typed(iwpp_context *ctx, const T *in, const lr_gri
                                                                                         store);
     run_border_kernel<T, EQUAL, CONN8>
         <<<(g.ntiles + LR_WARPS - 1) / LR_WARPS, 32 * LR_WARPS, 0, st->stream>>>(in, g, G, sc.ring);
-    run_rank_kernel<<<g.nty, LB_THREADS, 0, st->stream>>>(g, G, sc.rootmask, sc.gmask, sc.segoff, sc.band);
+    const int64_t nseg = g.h * g.ntx;
+    run_flatten_kernel<<<cu_blocks(nseg, 256, st->sms * 16), 256, 0, st->stream>>>(g, G, sc.rootmask, sc.gmask, nseg);
+    run_rank_kernel<<<g.nty, LB_THREADS, 0, st->stream>>>(g, sc.gmask, sc.segoff, sc.band);
     scan_counts<<<1, LB_THREADS, 0, st->stream>>>(sc.band, g.nty, sc.bandoff);
     e = IWPP_OK;
     if (cudaGetLastError() != cudaSuccess) e = iwpp_set_error(ctx, IWPP_EDEVICE, "CUDA: launching the labeling runs");

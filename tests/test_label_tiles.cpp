@@ -205,24 +205,32 @@ static int64_t host_label_runs(const std::vector<T> &in, odims d, int conn, int 
             }
         }
     }
+    for (int64_t s : shuffled(d.h * ntx)) { /* run_flatten_kernel */
+        unsigned int m = rootmask[(size_t)s], gm = 0;
+        uint32_t last = none, last_root = 0;
+        const int64_t y = s / ntx, x = (s % ntx) * LR_SIDE;
+        for (; m; m &= m - 1u) {
+            const int bit = __builtin_ctz(m);
+            const uint32_t r = (uint32_t)(y * d.w + x + bit);
+            uint32_t p = G[r];
+            if (p == r) {
+                gm |= 1u << bit;
+                continue;
+            }
+            if (p != last) {
+                last = p;
+                while (G[p] != p) p = G[p];
+                last_root = p;
+            }
+            G[r] = last_root;
+        }
+        gmask[(size_t)s] = gm;
+    }
     for (int64_t band : shuffled(nty)) { /* run_rank_kernel */
         const int64_t s0 = band * LR_SIDE * ntx, s1 = std::min(band * LR_SIDE + LR_SIDE, d.h) * ntx;
         uint32_t carry = 0;
         for (int64_t s = s0; s < s1; ++s) {
-            unsigned int m = rootmask[(size_t)s], gm = 0;
-            const int64_t y = s / ntx, x = (s % ntx) * LR_SIDE;
-            for (; m; m &= m - 1u) {
-                const int bit = __builtin_ctz(m);
-                const uint32_t r = (uint32_t)(y * d.w + x + bit);
-                uint32_t p = G[r];
-                if (p == r) {
-                    gm |= 1u << bit;
-                    continue;
-                }
-                while (G[p] != p) p = G[p];
-                G[r] = p;
-            }
-            gmask[(size_t)s] = gm;
+            const unsigned int gm = gmask[(size_t)s];
             segoff[(size_t)s] = carry;
             carry += (uint32_t)__builtin_popcount(gm);
         }
