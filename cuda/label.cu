@@ -188,19 +188,10 @@ template <typename T, bool EQUAL> struct lr_smem {
 template <int CONN> struct lr_conn {
     static constexpr bool D3 = CONN == 6 || CONN == 18 || CONN == 26;
     static constexpr int TYR = D3 ? 4 : 32, TZR = D3 ? 8 : 1;
-    /* the earlier rows a row touches: k = 0 (y - 1, z), 1..3 (y - 1, y, y + 1 at z - 1) */
-    static constexpr int NROWS = D3 ? 4 : 1;
-    __device__ static int dy(int k) { return k == 0 ? -1 : k - 2; }
-    __device__ static int dz(int k) { return k == 0 ? 0 : -1; }
-    /* how far along x the row's neighbourhood reaches (1: x - 1 .. x + 1, 0: x), -1: none */
-    __device__ static int reach(int k)
-    {
-        if (CONN == 4) return 0;
-        if (CONN == 8 || CONN == 26) return 1;
-        const bool straight = k == 0 || k == 2; /* one axis besides x */
-        if (CONN == 18) return straight ? 1 : 0;
-        return straight ? 0 : -1; /* 6 */
-    }
+    static constexpr int NROWS = D3 ? 4 : 1; /* earlier rows a row touches (label_runs.cuh) */
+    __device__ static int dy(int k) { return lr_row_dy(k); }
+    __device__ static int dz(int k) { return lr_row_dz(k); }
+    __device__ static int reach(int k) { return lr_reach(CONN, k); }
 };
 
 /* The runs of tile @p t by one warp: lane r ends with row r's foreground and start masks (F, S)

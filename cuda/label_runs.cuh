@@ -60,6 +60,20 @@ template <typename E> LB_FN void lr_touching(int a, int b, unsigned int FU, unsi
     for (unsigned int st = SU & W; st; st &= st - 1u) each(31 - lr_clz(st & (~st + 1u)));
 }
 
+/* The earlier rows that row (y, z) of a tile touches: k = 0 is (y - 1, z); in 3D k = 1, 2, 3 are
+ * (y - 1, y, y + 1) at z - 1. lr_reach: how far along x the neighbourhood of connectivity @p conn
+ * reaches into row k (1: x - 1 .. x + 1, 0: x alone, -1: not a neighbour row). */
+LB_FN int lr_row_dy(int k) { return k == 0 ? -1 : k - 2; }
+LB_FN int lr_row_dz(int k) { return k == 0 ? 0 : -1; }
+LB_FN int lr_reach(int conn, int k)
+{
+    if (conn == 4) return 0;
+    if (conn == 8 || conn == 26) return 1;
+    const bool straight = k == 0 || k == 2; /* one axis besides x */
+    if (conn == 18) return straight ? 1 : 0;
+    return straight ? 0 : -1; /* 6 */
+}
+
 /* The ring of a tile in the border array: local roots (global indices, or NONE) of its top row,
  * bottom row, left column and right column, 32 each. */
 #define LR_RING 128

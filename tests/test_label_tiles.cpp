@@ -91,46 +91,77 @@ static int64_t host_label(const std::vector<T> &in, odims d, int conn, int equal
     return count;
 }
 
-/* label.cu's 2D path by row runs, kernel by kernel: each tile's runs (rows in a shuffled order,
- * as the lanes of a warp may go), the boundaries of the tiles in a shuffled order, the ranks by
- * band, the output both ways: from the stored local roots (U32 outputs) into @p out and from
- * the runs found again (U16 outputs) into @p again. */
+/* label.cu's path by row runs, kernel by kernel: each tile's runs (rows in a shuffled order, as
+ * the lanes of a warp may go), the tile borders in a shuffled order (2D: the ring; 3D: segments
+ * of the stored local roots, then the x faces), the walk to the roots, the ranks by band, and
+ * the output both ways: from the stored local roots (U32 outputs) into @p out and, in 2D, from
+ * the runs found again (U16 outputs) into @p again. Tiles are 32 x 32 (2D) or 32 x 4 x 8 (3D);
+ * a tile row r is image row (ty * tyr + r % tyr, tz * tzr + r / tyr). */
+struct host_runs_geo {
+    odims d;
+    int conn; /* 4, 8 (2D); 6, 18, 26 (3D) */
+    int tyr, tzr, nrows;
+    int64_t ntx, nty, ntz;
+};
+
+static host_runs_geo runs_geo(odims d, int conn)
+{
+    host_runs_geo g;
+    g.d = d;
+    const int n = lb_backward(make_geom_host(d, conn)).n;
+    g.conn = d.d > 1 ? (n == 13 ? 26 : n == 9 ? 18 : 6) : (n == 4 ? 8 : 4);
+    g.tyr = d.d > 1 ? 4 : LR_SIDE, g.tzr = d.d > 1 ? 8 : 1, g.nrows = d.d > 1 ? 4 : 1;
+    g.ntx = (d.w + LR_SIDE - 1) / LR_SIDE, g.nty = (d.h + g.tyr - 1) / g.tyr, g.ntz = (d.d + g.tzr - 1) / g.tzr;
+    return g;
+}
+
 struct host_runs_tile {
+    int64_t tx, ty, tz;
     unsigned int F[LR_SIDE], S[LR_SIDE];
     int sp[LR_SIDE * LR_SIDE];
 };
 
+/* The image row of tile row @p r, or -1 past the image. */
+static int64_t runs_row(const host_runs_geo &g, int64_t ty, int64_t tz, int r)
+{
+    const int64_t y = ty * g.tyr + r % g.tyr, z = tz * g.tzr + r / g.tyr;
+    return y < g.d.h && z < g.d.d ? z * g.d.h + y : -1;
+}
+
 template <typename T>
-static void host_tile_runs(const std::vector<T> &in, odims d, int64_t tx, int64_t ty, bool conn8, int equal,
-                           host_runs_tile &tl)
+static void host_tile_runs(const std::vector<T> &in, const host_runs_geo &g, int equal, host_runs_tile &tl)
 {
     std::vector<T> sv(LR_SIDE * LR_SIDE);
-    for (int y = 0; y < LR_SIDE; ++y) {
+    for (int r = 0; r < LR_SIDE; ++r) {
+        const int64_t row = runs_row(g, tl.ty, tl.tz, r);
         unsigned int F = 0, J = 0;
         for (int x = 0; x < LR_SIDE; ++x) {
-            const int64_t gx = tx * LR_SIDE + x, gy = ty * LR_SIDE + y;
-            const T v = gx < d.w && gy < d.h ? in[(size_t)(gy * d.w + gx)] : (T)0;
-            sv[(size_t)(y * LR_SIDE + x)] = v;
+            const int64_t gx = tl.tx * LR_SIDE + x;
+            const T v = gx < g.d.w && row >= 0 ? in[(size_t)(row * g.d.w + gx)] : (T)0;
+            sv[(size_t)(r * LR_SIDE + x)] = v;
             if (lb_fg(v)) F |= 1u << x;
-            if (x > 0 && lb_joined(sv[(size_t)(y * LR_SIDE + x - 1)], v, equal)) J |= 1u << x;
+            if (x > 0 && lb_joined(sv[(size_t)(r * LR_SIDE + x - 1)], v, equal)) J |= 1u << x;
         }
-        tl.F[y] = F, tl.S[y] = lr_starts(F, J);
-        for (unsigned int m = tl.S[y]; m; m &= m - 1u) tl.sp[y * LR_SIDE + __builtin_ctz(m)] = y * LR_SIDE + __builtin_ctz(m);
+        tl.F[r] = F, tl.S[r] = lr_starts(F, J);
+        for (unsigned int m = tl.S[r]; m; m &= m - 1u) tl.sp[r * LR_SIDE + __builtin_ctz(m)] = r * LR_SIDE + __builtin_ctz(m);
     }
-    for (int64_t y : shuffled(LR_SIDE - 1)) {
-        const int row = (int)(y + 1) * LR_SIDE;
-        const unsigned int F = tl.F[y + 1], S = tl.S[y + 1];
-        for (unsigned int m = S; m; m &= m - 1u) {
-            const int a = __builtin_ctz(m);
-            lr_touching(a, lr_run_end(F, S, a), tl.F[y], tl.S[y], conn8, [&](int su) {
-                if (!equal || sv[(size_t)(row + a)] == sv[(size_t)(row - LR_SIDE + su)])
-                    lb_sunion(tl.sp, row + a, row - LR_SIDE + su);
-            });
+    for (int64_t r64 : shuffled(LR_SIDE)) {
+        const int r = (int)r64, ly = r % g.tyr, lz = r / g.tyr, row = r * LR_SIDE;
+        for (int k = 0; k < g.nrows; ++k) {
+            const int reach = lr_reach(g.conn, k), ny = ly + lr_row_dy(k), nz = lz + lr_row_dz(k);
+            if (reach < 0 || ny < 0 || ny >= g.tyr || nz < 0) continue;
+            const int o = ny + g.tyr * nz, other = o * LR_SIDE;
+            for (unsigned int m = tl.S[r]; m; m &= m - 1u) {
+                const int a = __builtin_ctz(m);
+                lr_touching(a, lr_run_end(tl.F[r], tl.S[r], a), tl.F[o], tl.S[o], reach == 1, [&](int su) {
+                    if (!equal || sv[(size_t)(row + a)] == sv[(size_t)(other + su)]) lb_sunion(tl.sp, row + a, other + su);
+                });
+            }
         }
     }
-    for (int y = 0; y < LR_SIDE; ++y)
-        for (unsigned int m = tl.S[y]; m; m &= m - 1u) {
-            const int li = y * LR_SIDE + __builtin_ctz(m);
+    for (int r = 0; r < LR_SIDE; ++r)
+        for (unsigned int m = tl.S[r]; m; m &= m - 1u) {
+            const int li = r * LR_SIDE + __builtin_ctz(m);
             tl.sp[li] = lb_sfind(tl.sp, li);
         }
 }
@@ -139,63 +170,127 @@ template <typename T>
 static int64_t host_label_runs(const std::vector<T> &in, odims d, int conn, int equal, std::vector<uint32_t> &out,
                                std::vector<uint32_t> &again)
 {
-    const bool conn8 = lb_backward(make_geom_host(d, conn)).n == 4;
-    const int64_t n = odims_count(d), ntx = (d.w + LR_SIDE - 1) / LR_SIDE, nty = (d.h + LR_SIDE - 1) / LR_SIDE;
+    const host_runs_geo g = runs_geo(d, conn);
+    const bool d3 = d.d > 1, conn8 = g.conn == 8;
+    const geom gb = lb_backward(make_geom_host(d, conn));
+    const int64_t n = odims_count(d), rows = d.h * d.d, ntiles = g.ntx * g.nty * g.ntz;
+    const int64_t nb = (rows + LR_SIDE - 1) / LR_SIDE;
     const uint32_t none = lb_none<uint32_t>();
-    std::vector<uint32_t> G((size_t)n, 0xDEADBEEFu), ring((size_t)(ntx * nty * LR_RING)), rootmask((size_t)(d.h * ntx));
-    std::vector<uint32_t> segoff((size_t)(d.h * ntx)), gmask((size_t)(d.h * ntx)), store((size_t)n);
-    std::vector<unsigned long long> bandoff((size_t)nty + 1, 0);
-    auto global = [&](int64_t tx, int64_t ty, int li) {
-        return (uint32_t)((ty * LR_SIDE + li / LR_SIDE) * d.w + tx * LR_SIDE + li % LR_SIDE);
+    std::vector<uint32_t> G((size_t)n, 0xDEADBEEFu), ring((size_t)(ntiles * LR_RING)), rootmask((size_t)(rows * g.ntx));
+    std::vector<uint32_t> segoff((size_t)(rows * g.ntx)), gmask((size_t)(rows * g.ntx)), store((size_t)n);
+    std::vector<unsigned long long> bandoff((size_t)nb + 1, 0);
+    auto tile_at = [&](int64_t tile, host_runs_tile &tl) {
+        tl.tx = tile % g.ntx, tl.ty = tile / g.ntx % g.nty, tl.tz = tile / g.ntx / g.nty;
     };
-    auto pixel_root = [&](const host_runs_tile &tl, int64_t tx, int64_t ty, int y, int x) {
-        return ((tl.F[y] >> x) & 1u) ? global(tx, ty, tl.sp[y * LR_SIDE + lr_start(tl.S[y], x)]) : none;
+    auto global = [&](int64_t tx, int64_t ty, int64_t tz, int li) {
+        return (uint32_t)(runs_row(g, ty, tz, li / LR_SIDE) * d.w + tx * LR_SIDE + li % LR_SIDE);
+    };
+    auto pixel_root = [&](const host_runs_tile &tl, int r, int x) {
+        return ((tl.F[r] >> x) & 1u) ? global(tl.tx, tl.ty, tl.tz, tl.sp[r * LR_SIDE + lr_start(tl.S[r], x)]) : none;
     };
     host_runs_tile tl;
-    for (int64_t tile : shuffled(ntx * nty)) { /* run_local_kernel */
-        const int64_t tx = tile % ntx, ty = tile / ntx;
-        host_tile_runs<T>(in, d, tx, ty, conn8, equal, tl);
+    for (int64_t tile : shuffled(ntiles)) { /* run_local_kernel */
+        tile_at(tile, tl);
+        host_tile_runs<T>(in, g, equal, tl);
         uint32_t *rg = &ring[(size_t)(tile * LR_RING)];
-        for (int y = 0; y < LR_SIDE; ++y) {
+        for (int r = 0; r < LR_SIDE; ++r) {
+            const int64_t row = runs_row(g, tl.ty, tl.tz, r);
             unsigned int roots = 0;
-            for (unsigned int m = tl.S[y]; m; m &= m - 1u) {
+            for (unsigned int m = tl.S[r]; m; m &= m - 1u) {
                 const int a = __builtin_ctz(m);
-                if (tl.sp[y * LR_SIDE + a] != y * LR_SIDE + a) continue;
+                if (tl.sp[r * LR_SIDE + a] != r * LR_SIDE + a) continue;
                 roots |= 1u << a;
-                G[global(tx, ty, y * LR_SIDE + a)] = global(tx, ty, y * LR_SIDE + a);
+                G[global(tl.tx, tl.ty, tl.tz, r * LR_SIDE + a)] = global(tl.tx, tl.ty, tl.tz, r * LR_SIDE + a);
             }
-            if (ty * LR_SIDE + y < d.h) rootmask[(size_t)((ty * LR_SIDE + y) * ntx + tx)] = roots;
-            rg[LR_LEFT + y] = pixel_root(tl, tx, ty, y, 0);
-            rg[LR_RIGHT + y] = pixel_root(tl, tx, ty, y, LR_SIDE - 1);
-            rg[LR_TOP + y] = pixel_root(tl, tx, ty, 0, y);
-            rg[LR_BOTTOM + y] = pixel_root(tl, tx, ty, LR_SIDE - 1, y);
+            if (row >= 0) rootmask[(size_t)(row * g.ntx + tl.tx)] = roots;
+            if (!d3) {
+                rg[LR_LEFT + r] = pixel_root(tl, r, 0);
+                rg[LR_RIGHT + r] = pixel_root(tl, r, LR_SIDE - 1);
+                rg[LR_TOP + r] = pixel_root(tl, 0, r);
+                rg[LR_BOTTOM + r] = pixel_root(tl, LR_SIDE - 1, r);
+            }
             for (int x = 0; x < LR_SIDE; ++x) {
-                const int64_t gx = tx * LR_SIDE + x, gy = ty * LR_SIDE + y;
-                if (gx < d.w && gy < d.h)
-                    store[(size_t)(gy * d.w + gx)] =
-                        ((tl.F[y] >> x) & 1u) ? (uint32_t)tl.sp[y * LR_SIDE + lr_start(tl.S[y], x)] + 1u : 0u;
+                const int64_t gx = tl.tx * LR_SIDE + x;
+                if (gx < d.w && row >= 0)
+                    store[(size_t)(row * d.w + gx)] =
+                        ((tl.F[r] >> x) & 1u) ? (uint32_t)tl.sp[r * LR_SIDE + lr_start(tl.S[r], x)] + 1u : 0u;
             }
         }
     }
     auto unite = [&](uint32_t p, uint32_t q) { lb_gunion(G.data(), p, q); };
     auto val = [&](int64_t x, int64_t y) { return in[(size_t)(y * d.w + x)]; };
-    for (int64_t tile : shuffled(ntx * nty)) { /* run_border_kernel */
-        const int64_t tx = tile % ntx, ty = tile / ntx, x0 = tx * LR_SIDE, y0 = ty * LR_SIDE;
+    /* the root a stored pixel names: its tile from its coordinates */
+    auto stored_root = [&](int64_t x, int64_t row) {
+        const uint32_t v = store[(size_t)(row * d.w + x)];
+        const int64_t y = row % d.h, z = row / d.h;
+        return v ? global(x / LR_SIDE, y / g.tyr, z / g.tzr, (int)v - 1) : none;
+    };
+    for (int64_t tile : shuffled(ntiles)) { /* run_border_kernel (2D), run_border3_kernel (3D) */
+        tile_at(tile, tl);
+        const int64_t tx = tl.tx, ty = tl.ty, x0 = tx * LR_SIDE, y0 = ty * LR_SIDE;
+        if (d3) {
+            for (int r = 0; r < LR_SIDE; ++r) {
+                const int ly = r % g.tyr, lz = r / g.tyr;
+                const int64_t gy = ty * g.tyr + ly, gz = tl.tz * g.tzr + lz;
+                if (gy >= d.h || gz >= d.d) continue;
+                const int64_t row = gz * d.h + gy;
+                uint32_t ra[LR_SIDE], rb[LR_SIDE];
+                auto segments = [&](int64_t rw, uint32_t *roots, unsigned int &F, unsigned int &S) {
+                    F = S = 0;
+                    for (int x = 0; x < LR_SIDE; ++x) {
+                        const int64_t gx = x0 + x;
+                        roots[x] = gx < d.w ? stored_root(gx, rw) : none;
+                        if (roots[x] == none) continue;
+                        F |= 1u << x;
+                        if (x == 0 || roots[x - 1] != roots[x]) S |= 1u << x;
+                    }
+                };
+                unsigned int FA, SA;
+                segments(row, ra, FA, SA);
+                for (int k = 0; k < g.nrows; ++k) {
+                    const int reach = lr_reach(g.conn, k), ny = ly + lr_row_dy(k), nz = lz + lr_row_dz(k);
+                    if (reach < 0 || (ny >= 0 && ny < g.tyr && nz >= 0)) continue;
+                    const int64_t qy = gy + lr_row_dy(k), qz = gz + lr_row_dz(k);
+                    if (qy < 0 || qy >= d.h || qz < 0) continue;
+                    unsigned int FB, SB;
+                    segments(qz * d.h + qy, rb, FB, SB);
+                    for (unsigned int m = SA; m; m &= m - 1u) {
+                        const int a = __builtin_ctz(m);
+                        lr_touching(a, lr_run_end(FA, SA, a), FB, SB, reach == 1, [&](int sb) {
+                            if (!equal || val(x0 + a, row) == val(x0 + sb, qz * d.h + qy)) unite(ra[a], rb[sb]);
+                        });
+                    }
+                }
+                for (int lane = 0; lane < LR_SIDE; lane += LR_SIDE - 1) { /* the x faces */
+                    const int64_t gx = x0 + lane;
+                    if (gx >= d.w || ra[lane] == none) continue;
+                    for (int k = 0; k < gb.n; ++k) {
+                        const int dx = gb.off[k][0], dy = gb.off[k][1], dz = gb.off[k][2];
+                        if (dx != (lane == 0 ? -1 : 1)) continue;
+                        const int64_t qx = gx + dx, qy = gy + dy, qz = gz + dz;
+                        if (qx < 0 || qx >= d.w || qy < 0 || qy >= d.h || qz < 0 || qz >= d.d) continue;
+                        const uint32_t rq = stored_root(qx, qz * d.h + qy);
+                        if (rq != none && (!equal || val(gx, row) == val(qx, qz * d.h + qy))) unite(ra[lane], rq);
+                    }
+                }
+            }
+            continue;
+        }
         const uint32_t *a = &ring[(size_t)(tile * LR_RING)];
         for (int i = 0; i < LR_SIDE; ++i) {
-            if (tx + 1 < ntx) {
+            if (tx + 1 < g.ntx) {
                 const uint32_t *b = a + LR_RING;
                 lr_boundary_pairs(i, a + LR_RIGHT, b + LR_LEFT, conn8,
                     [&](int j) { return !equal || val(x0 + LR_SIDE, y0 + j) == val(x0 + LR_SIDE - 1, y0 + i); }, unite);
             }
-            if (ty + 1 < nty) {
-                const uint32_t *b = a + ntx * LR_RING;
+            if (ty + 1 < g.nty) {
+                const uint32_t *b = a + g.ntx * LR_RING;
                 lr_boundary_pairs(i, a + LR_BOTTOM, b + LR_TOP, conn8,
                     [&](int j) { return !equal || val(x0 + j, y0 + LR_SIDE) == val(x0 + i, y0 + LR_SIDE - 1); }, unite);
                 if (conn8 && i < 2) {
                     const int dx = i == 0 ? 1 : -1;
-                    if ((dx > 0 && tx + 1 < ntx) || (dx < 0 && tx > 0)) {
-                        const uint32_t *c = a + ntx * LR_RING + dx * LR_RING;
+                    if ((dx > 0 && tx + 1 < g.ntx) || (dx < 0 && tx > 0)) {
+                        const uint32_t *c = a + g.ntx * LR_RING + dx * LR_RING;
                         const uint32_t p = a[LR_BOTTOM + (dx > 0 ? LR_SIDE - 1 : 0)], q = c[LR_TOP + (dx > 0 ? 0 : LR_SIDE - 1)];
                         const int64_t px = x0 + (dx > 0 ? LR_SIDE - 1 : 0);
                         if (p != none && q != none && (!equal || val(px, y0 + LR_SIDE - 1) == val(px + dx, y0 + LR_SIDE)))
@@ -205,10 +300,10 @@ static int64_t host_label_runs(const std::vector<T> &in, odims d, int conn, int 
             }
         }
     }
-    for (int64_t s : shuffled(d.h * ntx)) { /* run_flatten_kernel */
+    for (int64_t s : shuffled(rows * g.ntx)) { /* run_flatten_kernel */
         unsigned int m = rootmask[(size_t)s], gm = 0;
         uint32_t last = none, last_root = 0;
-        const int64_t y = s / ntx, x = (s % ntx) * LR_SIDE;
+        const int64_t y = s / g.ntx, x = (s % g.ntx) * LR_SIDE;
         for (; m; m &= m - 1u) {
             const int bit = __builtin_ctz(m);
             const uint32_t r = (uint32_t)(y * d.w + x + bit);
@@ -226,55 +321,57 @@ static int64_t host_label_runs(const std::vector<T> &in, odims d, int conn, int 
         }
         gmask[(size_t)s] = gm;
     }
-    for (int64_t band : shuffled(nty)) { /* run_rank_kernel */
-        const int64_t s0 = band * LR_SIDE * ntx, s1 = std::min(band * LR_SIDE + LR_SIDE, d.h) * ntx;
+    for (int64_t band : shuffled(nb)) { /* run_rank_kernel */
+        const int64_t s0 = band * LR_SIDE * g.ntx, s1 = std::min(band * LR_SIDE + LR_SIDE, rows) * g.ntx;
         uint32_t carry = 0;
         for (int64_t s = s0; s < s1; ++s) {
-            const unsigned int gm = gmask[(size_t)s];
             segoff[(size_t)s] = carry;
-            carry += (uint32_t)__builtin_popcount(gm);
+            carry += (uint32_t)__builtin_popcount(gmask[(size_t)s]);
         }
         bandoff[(size_t)band + 1] = carry;
     }
-    for (int64_t b = 0; b < nty; ++b) bandoff[(size_t)b + 1] += bandoff[(size_t)b];
-    auto label = [&](int64_t tx, int64_t ty, int li) {
-        const uint32_t gr = G[global(tx, ty, li)];
-        const int64_t gy = gr / d.w, gx = gr % d.w, s = gy * ntx + gx / LR_SIDE;
+    for (int64_t b = 0; b < nb; ++b) bandoff[(size_t)b + 1] += bandoff[(size_t)b];
+    auto label = [&](const host_runs_tile &t, int li) {
+        const uint32_t gr = G[global(t.tx, t.ty, t.tz, li)];
+        const int64_t gy = gr / d.w, gx = gr % d.w, s = gy * g.ntx + gx / LR_SIDE;
         return (uint32_t)bandoff[(size_t)(gy / LR_SIDE)] + segoff[(size_t)s] +
                (uint32_t)__builtin_popcount(gmask[(size_t)s] & ((1u << (gx & 31)) - 1u)) + 1u;
     };
     out.assign((size_t)n, 0);
     again.assign((size_t)n, 0);
     std::vector<uint32_t> lab(LR_SIDE * LR_SIDE);
-    for (int64_t tile : shuffled(ntx * nty)) { /* run_final_stored_kernel */
-        const int64_t tx = tile % ntx, ty = tile / ntx;
-        for (int y = 0; y < LR_SIDE && ty * LR_SIDE + y < d.h; ++y)
-            for (unsigned int m = rootmask[(size_t)((ty * LR_SIDE + y) * ntx + tx)]; m; m &= m - 1u)
-                lab[(size_t)(y * LR_SIDE + __builtin_ctz(m))] = label(tx, ty, y * LR_SIDE + __builtin_ctz(m));
-        for (int y = 0; y < LR_SIDE; ++y)
+    for (int64_t tile : shuffled(ntiles)) { /* run_final_stored_kernel */
+        tile_at(tile, tl);
+        for (int r = 0; r < LR_SIDE; ++r) {
+            const int64_t row = runs_row(g, tl.ty, tl.tz, r);
+            if (row < 0) continue;
+            for (unsigned int m = rootmask[(size_t)(row * g.ntx + tl.tx)]; m; m &= m - 1u)
+                lab[(size_t)(r * LR_SIDE + __builtin_ctz(m))] = label(tl, r * LR_SIDE + __builtin_ctz(m));
+        }
+        for (int r = 0; r < LR_SIDE; ++r)
             for (int x = 0; x < LR_SIDE; ++x) {
-                const int64_t gx = tx * LR_SIDE + x, gy = ty * LR_SIDE + y;
-                if (gx >= d.w || gy >= d.h) continue;
-                const uint32_t v = store[(size_t)(gy * d.w + gx)];
-                out[(size_t)(gy * d.w + gx)] = v ? lab[v - 1] : 0u;
+                const int64_t gx = tl.tx * LR_SIDE + x, row = runs_row(g, tl.ty, tl.tz, r);
+                if (gx >= d.w || row < 0) continue;
+                const uint32_t v = store[(size_t)(row * d.w + gx)];
+                out[(size_t)(row * d.w + gx)] = v ? lab[v - 1] : 0u;
             }
     }
-    for (int64_t tile : shuffled(ntx * nty)) { /* run_final_kernel */
-        const int64_t tx = tile % ntx, ty = tile / ntx;
-        host_tile_runs<T>(in, d, tx, ty, conn8, equal, tl);
-        for (int y = 0; y < LR_SIDE; ++y)
-            for (unsigned int m = tl.S[y]; m; m &= m - 1u) {
-                const int li = y * LR_SIDE + __builtin_ctz(m);
-                if (tl.sp[li] == li) lab[(size_t)li] = label(tx, ty, li);
+    for (int64_t tile = 0; !d3 && tile < ntiles; ++tile) { /* run_final_kernel (U16, 2D) */
+        tile_at(tile, tl);
+        host_tile_runs<T>(in, g, equal, tl);
+        for (int r = 0; r < LR_SIDE; ++r)
+            for (unsigned int m = tl.S[r]; m; m &= m - 1u) {
+                const int li = r * LR_SIDE + __builtin_ctz(m);
+                if (tl.sp[li] == li) lab[(size_t)li] = label(tl, li);
             }
-        for (int y = 0; y < LR_SIDE; ++y)
+        for (int r = 0; r < LR_SIDE; ++r)
             for (int x = 0; x < LR_SIDE; ++x) {
-                const int64_t gx = tx * LR_SIDE + x, gy = ty * LR_SIDE + y;
-                if (gx >= d.w || gy >= d.h || !((tl.F[y] >> x) & 1u)) continue;
-                again[(size_t)(gy * d.w + gx)] = lab[(size_t)tl.sp[y * LR_SIDE + lr_start(tl.S[y], x)]];
+                const int64_t gx = tl.tx * LR_SIDE + x, row = runs_row(g, tl.ty, tl.tz, r);
+                if (gx >= d.w || row < 0 || !((tl.F[r] >> x) & 1u)) continue;
+                again[(size_t)(row * d.w + gx)] = lab[(size_t)tl.sp[r * LR_SIDE + lr_start(tl.S[r], x)]];
             }
     }
-    return (int64_t)bandoff[(size_t)nty];
+    return (int64_t)bandoff[(size_t)nb];
 }
 
 template <typename T> static void check_label(const std::vector<double> &v, odims d, int conn, const lb_tiling &t)
@@ -290,12 +387,13 @@ template <typename T> static void check_label(const std::vector<double> &v, odim
         g_runs += 2;
         if (c32 != c || got32 != want) fail("label (32-bit indices)", d, conn, equal ? "equal" : "binary");
         if (c64 != c || got64 != want) fail("label (64-bit indices)", d, conn, equal ? "equal" : "binary");
+        std::vector<uint32_t> runs, again;
+        const int64_t cr = host_label_runs<T>(in, d, conn, equal, runs, again);
+        ++g_runs;
+        if (cr != c || runs != want) fail("label (row runs, stored roots)", d, conn, equal ? "equal" : "binary");
         if (d.d == 1) {
-            std::vector<uint32_t> runs, again;
-            const int64_t cr = host_label_runs<T>(in, d, conn, equal, runs, again);
-            g_runs += 2;
-            if (cr != c || runs != want) fail("label (2D by row runs, stored roots)", d, conn, equal ? "equal" : "binary");
-            if (again != want) fail("label (2D by row runs, runs found again)", d, conn, equal ? "equal" : "binary");
+            ++g_runs;
+            if (again != want) fail("label (2D row runs, runs found again)", d, conn, equal ? "equal" : "binary");
         }
     }
 }
@@ -470,6 +568,7 @@ int main(void)
     sweep(40, 90, 70, 1, 1);  /* the real 32x32 tiles */
     sweep(20, 40, 20, 19, 1); /* the real 16x8x8 tiles */
     sweep(30, 160, 100, 1, 1); /* 2D over several 32x32 tiles of the row-run path */
+    sweep(24, 70, 13, 20, 1);  /* 3D over several 32x4x8 tiles of the row-run path */
     printf("%d comparisons, %d failures\n", g_runs, g_fails);
     return g_fails != 0;
 }
