@@ -3,9 +3,10 @@
  * every set is its smallest index, so that numbering the roots in raster order numbers the
  * components by their first pixel.
  *
- * 2D images (below 2^32 - 1 pixels) take the row-run path (run_*_kernel below; the rules are in
- * label_runs.cuh): one warp per 32x32 tile, rows as bit masks, unions between run starts only.
- * 3D images, larger ones and IWPP_CUDA_LABEL_RUNS=0 take the tile path:
+ * Images below 2^32 - 1 pixels (3D ones with a U32 output) take the row-run path (run_*_kernel
+ * below; the rules are in label_runs.cuh): one warp per tile of 32 rows of 32 pixels (32x32 in 2D,
+ * 32x4x8 in 3D), rows as bit masks, unions between run starts only. The others (3D with a U16
+ * output, larger images) and IWPP_CUDA_LABEL_RUNS=0 take the tile path:
  *  1. tile_kernel: tiles of 32x32 (2D) or 16x8x8 (3D) pixels in shared memory; union-find on
  *     local indices (the local raster order is the global raster order restricted to the tile,
  *     so a local root is the smallest global index of its local set), then P[i] = the global
@@ -114,21 +115,24 @@ __global__ void final_kernel(const IdxT *P, int64_t n, OutT *out)
 }
 
 
-/* ---- 2D by row runs (label_runs.cuh has the rules) ----
- * R1 run_local_kernel: a warp per 32x32 tile, a row as a ballot mask, unions between run starts
- *    in shared memory; G[r] = r at every local root r (global raster index), the tile's ring of
- *    local roots, per row segment (32 pixels of one image row in one tile) the mask of local
- *    roots, and for U32 outputs each pixel's local root + 1 in the output.
- * R2 run_border_kernel: one warp per tile joins its right and bottom boundaries (and, 8-connected,
- *    its two lower corners) in G with lb_gunion.
+/* ---- by row runs (label_runs.cuh has the rules) ----
+ * R1 run_local_kernel: a warp per tile (32x32 in 2D, 32x4x8 in 3D), a row as a ballot mask, each
+ *    row's runs joined to the runs of its earlier neighbour rows in shared memory; G[r] = r at
+ *    every local root r (global raster index), per row segment (32 pixels of one image row in
+ *    one tile) the mask of local roots, for U32 outputs each pixel's local root + 1 in the
+ *    output, and in 2D the tile's ring of local roots.
+ * R2 2D, run_border_kernel: one warp per tile joins its right and bottom boundaries (and,
+ *    8-connected, its two lower corners) in G with lb_gunion. 3D, run_border3_kernel: the tile's
+ *    rows against their neighbour rows in other tiles by segments of one stored root, then the
+ *    x faces pixel by pixel.
  * R3 run_flatten_kernel: which local roots are global roots (the others pointed straight at
- *    theirs); run_rank_kernel, a block per band of 32 rows: the exclusive count of global roots
- *    per segment in raster order; scan_counts: each band's first label and the total.
+ *    theirs); run_rank_kernel, a block per band of 32 image rows: the exclusive count of global
+ *    roots per segment in raster order; scan_counts: each band's first label and the total.
  * R4 run_final_stored_kernel (U32): each local root's label from its global root's band, segment
- *    and bit, then the pixels rewritten; run_final_kernel (U16, written only once the count is
- *    known to fit): the tile's runs found again instead of stored.
- * Memory besides the output: G (4 bytes a pixel, touched at local roots only), 512 bytes a tile,
- * 16 bytes a segment. */
+ *    and bit, then the pixels rewritten; run_final_kernel (2D U16, written only once the count
+ *    is known to fit): the tile's runs found again instead of stored.
+ * Memory besides the output: G (4 bytes a pixel, touched at local roots only), 512 bytes a tile
+ * (2D), 16 bytes a segment. */
 
 #define LR_WARPS 8 /* tiles per block of the border kernel */
 #define LR_FULL 0xFFFFFFFFu
