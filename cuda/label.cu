@@ -160,18 +160,21 @@ __device__ __forceinline__ lr_tile lr_tile_of(const lr_grid &g, unsigned int til
     return t;
 }
 
-/* The image row of the tile's row @p r (lane r of its warp), or -1 past the image. */
-__device__ __forceinline__ int64_t lr_image_row(const lr_grid &g, const lr_tile &t, int r)
+/* The image row of the tile's row @p r (lane r of its warp), or -1 past the image. TYR: the tile's
+ * rows along y (32 in 2D, 4 in 3D), a constant so that r / TYR and r % TYR cost nothing. */
+template <int TYR> __device__ __forceinline__ int64_t lr_image_row(const lr_grid &g, const lr_tile &t, int r)
 {
-    const int64_t y = (int64_t)t.ty * g.tyr + r % g.tyr, z = (int64_t)t.tz * g.tzr + r / g.tyr;
+    constexpr int TZR = LR_SIDE / TYR;
+    const int64_t y = (int64_t)t.ty * TYR + r % TYR, z = (int64_t)t.tz * TZR + r / TYR;
     return y < g.h && z < g.d ? z * g.h + y : -1;
 }
 
 /* Global raster index of local index @p li (row li / 32, column li % 32) of tile @p t. */
-__device__ __forceinline__ unsigned int lr_global(const lr_grid &g, const lr_tile &t, int li)
+template <int TYR> __device__ __forceinline__ unsigned int lr_global(const lr_grid &g, const lr_tile &t, int li)
 {
+    constexpr int TZR = LR_SIDE / TYR;
     const int r = li >> 5;
-    const int64_t y = (int64_t)t.ty * g.tyr + r % g.tyr, z = (int64_t)t.tz * g.tzr + r / g.tyr;
+    const int64_t y = (int64_t)t.ty * TYR + r % TYR, z = (int64_t)t.tz * TZR + r / TYR;
     return (unsigned int)((z * g.h + y) * g.w + (int64_t)t.tx * LR_SIDE + (li & 31));
 }
 
@@ -271,7 +274,7 @@ template <typename T, bool EQUAL>
 __device__ __forceinline__ unsigned int lr_pixel_root(const lr_smem<T, EQUAL> &sm, const lr_grid &g, const lr_tile &t,
                                                       int r, unsigned int F, unsigned int S, int x)
 {
-    return ((F >> x) & 1u) ? lr_global(g, t, sm.sp[r * LR_SIDE + lr_start(S, x)]) : lb_none<unsigned int>();
+    return ((F >> x) & 1u) ? lr_global<LR_SIDE>(g, t, sm.sp[r * LR_SIDE + lr_start(S, x)]) : lb_none<unsigned int>(); /* 2D */
 }
 
 #define LR_TILES_PER_BLOCK 4
@@ -298,10 +301,10 @@ __global__ void __launch_bounds__(32 * LR_TILES_PER_BLOCK)
         const int a = __ffs(m) - 1;
         if (sm.sp[row + a] != row + a) continue;
         roots |= 1u << a;
-        const unsigned int gr = lr_global(g, t, row + a);
+        const unsigned int gr = lr_global<lr_conn<CONN>::TYR>(g, t, row + a);
         G[gr] = gr;
     }
-    const int64_t irow = lr_image_row(g, t, lane);
+    const int64_t irow = lr_image_row<lr_conn<CONN>::TYR>(g, t, lane);
     if (irow >= 0) rootmask[irow * g.ntx + t.tx] = roots;
     if (!lr_conn<CONN>::D3) {
         unsigned int *rg = ring + (size_t)tile * LR_RING;
@@ -317,7 +320,7 @@ __global__ void __launch_bounds__(32 * LR_TILES_PER_BLOCK)
 #pragma unroll 8
     for (int r = 0; r < LR_SIDE; ++r) {
         const unsigned int f = __shfl_sync(LR_FULL, F, r), st = __shfl_sync(LR_FULL, S, r);
-        const int64_t ir = lr_image_row(g, t, r);
+        const int64_t ir = lr_image_row<lr_conn<CONN>::TYR>(g, t, r);
         if (ir >= 0 && gx < g.w)
             store[ir * g.w + gx] = ((f >> lane) & 1u) ? (unsigned int)sm.sp[r * LR_SIDE + lr_start(st, lane)] + 1u : 0u;
     }
@@ -388,7 +391,7 @@ __global__ void __launch_bounds__(32 * LR_WARPS)
         if (gy >= g.h || gz >= g.d) continue; /* the same for every lane */
         const int64_t pa = (gz * g.h + gy) * g.w + gx;
         const unsigned int sa = col ? store[pa] : 0u;
-        const unsigned int ra = sa ? lr_global(g, t, (int)sa - 1) : 0u;
+        const unsigned int ra = sa ? lr_global<C::TYR>(g, t, (int)sa - 1) : 0u;
         const unsigned int prev = __shfl_up_sync(LR_FULL, sa, 1);
         const unsigned int FA = __ballot_sync(LR_FULL, sa != 0);
         const unsigned int SA = __ballot_sync(LR_FULL, sa != 0 && (lane == 0 || prev != sa));
@@ -405,7 +408,7 @@ __global__ void __launch_bounds__(32 * LR_WARPS)
             const unsigned int FB = __ballot_sync(LR_FULL, sb != 0);
             const unsigned int SB = __ballot_sync(LR_FULL, sb != 0 && (lane == 0 || pv != sb));
             if (!FB || !FA) continue;
-            other_root[warp][lane] = sb ? lr_global(g, u, (int)sb - 1) : 0u;
+            other_root[warp][lane] = sb ? lr_global<C::TYR>(g, u, (int)sb - 1) : 0u;
             if (EQUAL) other_val[warp][lane] = sb ? in[pb] : (T)0;
             __syncwarp();
             if ((SA >> lane) & 1u) {
@@ -429,7 +432,7 @@ __global__ void __launch_bounds__(32 * LR_WARPS)
             if (!sq || (EQUAL && in[pa] != in[q])) continue;
             lr_tile u;
             u.tx = (int)(qx / LR_SIDE), u.ty = (int)(qy / C::TYR), u.tz = (int)(qz / C::TZR);
-            lb_gunion(G, ra, lr_global(g, u, (int)sq - 1));
+            lb_gunion(G, ra, lr_global<C::TYR>(g, u, (int)sq - 1));
         }
     }
 }
@@ -490,11 +493,12 @@ __global__ void __launch_bounds__(LB_THREADS)
 }
 
 /* The label of local root @p li of tile @p t: its global root's place in raster order. */
+template <int TYR>
 __device__ __forceinline__ unsigned int lr_label(const lr_grid &g, const lr_tile &t, int li, const unsigned int *G,
                                                  const unsigned int *gmask, const unsigned int *segoff,
                                                  const unsigned long long *bandoff)
 {
-    const unsigned int gr = G[lr_global(g, t, li)];
+    const unsigned int gr = G[lr_global<TYR>(g, t, li)];
     const int64_t y = gr / g.w, x = gr - y * g.w, s = y * g.ntx + x / LR_SIDE; /* y: image row */
     const unsigned int before = gmask[s] & ((1u << (x & 31)) - 1u);
     return (unsigned int)bandoff[y / LR_SIDE] + segoff[s] + (unsigned int)__popc(before) + 1u;
@@ -502,6 +506,7 @@ __device__ __forceinline__ unsigned int lr_label(const lr_grid &g, const lr_tile
 
 /* The labels of a tile whose pixels hold their local root + 1 (run_local_kernel's store): each
  * lane labels the local roots of its row, then the rows are rewritten in place. */
+template <int TYR>
 __global__ void __launch_bounds__(32 * LR_TILES_PER_BLOCK)
     run_final_stored_kernel(lr_grid g, const unsigned int *__restrict__ G, const unsigned int *__restrict__ rootmask,
                             const unsigned int *__restrict__ gmask, const unsigned int *__restrict__ segoff,
@@ -513,17 +518,17 @@ __global__ void __launch_bounds__(32 * LR_TILES_PER_BLOCK)
     unsigned int *lab = labs[threadIdx.x >> 5];
     const lr_tile t = lr_tile_of(g, tile);
     const int lane = threadIdx.x & 31;
-    const int64_t irow = lr_image_row(g, t, lane);
+    const int64_t irow = lr_image_row<TYR>(g, t, lane);
     for (unsigned int m = irow >= 0 ? rootmask[irow * g.ntx + t.tx] : 0u; m; m &= m - 1u) {
         const int li = lane * LR_SIDE + __ffs(m) - 1;
-        lab[li] = lr_label(g, t, li, G, gmask, segoff, bandoff);
+        lab[li] = lr_label<TYR>(g, t, li, G, gmask, segoff, bandoff);
     }
     __syncwarp();
     const int64_t gx = (int64_t)t.tx * LR_SIDE + lane;
     if (gx >= g.w) return;
 #pragma unroll 8
     for (int r = 0; r < LR_SIDE; ++r) {
-        const int64_t ir = lr_image_row(g, t, r);
+        const int64_t ir = lr_image_row<TYR>(g, t, r);
         if (ir < 0) continue;
         unsigned int *o = out + ir * g.w + gx;
         const unsigned int v = *o;
@@ -549,7 +554,7 @@ __global__ void __launch_bounds__(32 * LR_TILES_PER_BLOCK)
     const int lane = threadIdx.x & 31, row = lane * LR_SIDE;
     for (unsigned int m = S; m; m &= m - 1u) { /* local roots: their global root's rank */
         const int a = __ffs(m) - 1;
-        if (sm.sp[row + a] == row + a) lab[row + a] = lr_label(g, t, row + a, G, gmask, segoff, bandoff);
+        if (sm.sp[row + a] == row + a) lab[row + a] = lr_label<LR_SIDE>(g, t, row + a, G, gmask, segoff, bandoff); /* 2D */
     }
     __syncwarp();
     for (unsigned int m = S; m; m &= m - 1u) { /* the other runs: their root's label */
@@ -692,7 +697,7 @@ static iwpp_status label_runs_typed(iwpp_context *ctx, const T *in, const lr_gri
             run_final_kernel<T, EQUAL, CONN, uint16_t><<<tgrid, 32 * LR_TILES_PER_BLOCK, 0, st->stream>>>(
                 in, g, G, sc.gmask, sc.segoff, sc.bandoff, (uint16_t *)labels->ptr);
         else
-            run_final_stored_kernel<<<tgrid, 32 * LR_TILES_PER_BLOCK, 0, st->stream>>>(
+            run_final_stored_kernel<lr_conn<CONN>::TYR><<<tgrid, 32 * LR_TILES_PER_BLOCK, 0, st->stream>>>(
                 g, G, sc.rootmask, sc.gmask, sc.segoff, sc.bandoff, store);
         e = cu_sync(ctx, "labeling");
     }
