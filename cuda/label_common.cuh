@@ -302,4 +302,40 @@ static inline geom lb_backward(const geom &g)
     return gb;
 }
 
+#ifndef LB_HOST
+#include <cub/block/block_scan.cuh>
+
+#define LB_THREADS 256
+
+/* Exclusive scan of the @p m chunk counts by one block (chunks are 4096 pixels, so m is small:
+ * 16384 at 8192^2); the total goes to off[m]. cub::DeviceScan would do it too, but its header
+ * pulls in <iostream>, whose static initialiser the glibc-2.17 jar libraries cannot link. */
+static __global__ void __launch_bounds__(LB_THREADS) scan_counts(const unsigned long long *cnt, int64_t m,
+                                                          unsigned long long *off)
+{
+    typedef cub::BlockScan<unsigned long long, LB_THREADS> scan_t;
+    __shared__ typename scan_t::TempStorage tmp;
+    __shared__ unsigned long long carry;
+    if (threadIdx.x == 0) carry = 0;
+    __syncthreads();
+    for (int64_t b = 0; b < m; b += LB_THREADS) {
+        const int64_t i = b + threadIdx.x;
+        unsigned long long v = i < m ? cnt[i] : 0ull, x, sum;
+        scan_t(tmp).ExclusiveSum(v, x, sum);
+        if (i < m) off[i] = carry + x;
+        __syncthreads();
+        if (threadIdx.x == 0) carry += sum;
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) off[m] = carry;
+}
+
+/* The error of a labeling whose input type no kernel takes (the dispatcher checks it first). */
+static inline iwpp_status iwpp_label_type_error(iwpp_context *ctx, const iwpp_buf *in)
+{
+    return iwpp_set_error(ctx, IWPP_EINTERNAL, "internal: labeling of type %s reached the CUDA backend",
+                          iwpp_type_name(in->type));
+}
+#endif
+
 #endif

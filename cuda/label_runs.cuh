@@ -106,4 +106,13 @@ LB_FN void lr_boundary_pairs(int i, const IdxT *a, const IdxT *b, bool conn8, J 
     }
 }
 
+#ifndef LB_HOST
+/* label_runs.cu: whether the row-run path takes this call (images below 2^32 - 1 pixels: 2D, or 3D
+ * with a U32 output, whose stored local roots the 3D border pass reads; not with
+ * IWPP_CUDA_LABEL_RUNS=0), and the path itself; @p gb is the backward half of the neighbourhood. */
+bool cu_label_runs_on(iwpp_context *ctx, const iwpp_buf *in, const iwpp_buf *labels);
+iwpp_status cu_label_runs(iwpp_context *ctx, const iwpp_buf *in, const geom &gb, int equal, iwpp_buf *labels,
+                          int64_t *count);
+#endif
+
 #endif
