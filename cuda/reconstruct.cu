@@ -16,6 +16,7 @@
  */
 #include "mlqueue.cuh"
 #include "megapixel.cuh"
+#include "reconstruct_2d.cuh"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,10 +245,43 @@ static const char *variant_name(int v)
     return v == IWPP_QUEUE_ATOMIC ? "atomic" : v == IWPP_QUEUE_PREFIXSUM ? "prefixsum" : "multilevel";
 }
 
+/* 2D images take the kernels of reconstruct_2d.cuh: four pixels a thread, 16-byte loads where
+ * rows start on 16-byte boundaries. */
+static bool is_2d(const geom &g) { return g.d == 1 && (g.n == 4 || g.n == 8); }
+static bool cu_tune_2d(const iwpp_context *ctx) { return iwpp_tune_int(ctx, IWPP_TUNE_CUDA_REC_QUADS, 1, 0, 1) != 0; }
+static bool quads_aligned(const geom &g, const void *J, const void *I)
+{
+    return g.w % 4 == 0 && (uintptr_t)J % 16 == 0 && (uintptr_t)I % 16 == 0;
+}
+
+template <typename T, bool ERO, bool CONN8>
+static void raster_scans_2d(cudaStream_t s, T *J, const T *I, const geom &g, int iterations)
+{
+    const bool vec = quads_aligned(g, J, I);
+    const int64_t nsx = (g.w + SEG2_X - 1) / SEG2_X;
+    const unsigned bx = cu_blocks(g.h * nsx * 32, 256, 1 << 30);
+    const int64_t wpr = ((g.w + 3) / 4 + 31) / 32, nsy = (g.h + SEG2_Y - 1) / SEG2_Y;
+    const unsigned by = cu_blocks(nsy * wpr * 32, 128, 1 << 30);
+    for (int it = 0; it < iterations; ++it) {
+        if (g.w > 1) scan_x2d_kernel<T, ERO, CONN8, 1><<<bx, 256, 0, s>>>(J, I, g.w, g.h, nsx, vec);
+        if (g.h > 1) scan_y2d_kernel<T, ERO, CONN8, 1><<<by, 128, 0, s>>>(J, I, g.w, g.h, nsy, wpr, vec);
+        if (g.w > 1) scan_x2d_kernel<T, ERO, CONN8, -1><<<bx, 256, 0, s>>>(J, I, g.w, g.h, nsx, vec);
+        if (g.h > 1) scan_y2d_kernel<T, ERO, CONN8, -1><<<by, 128, 0, s>>>(J, I, g.w, g.h, nsy, wpr, vec);
+    }
+}
+
 template <typename T, bool ERO>
 static iwpp_status raster_scans(iwpp_context *ctx, T *J, const T *I, const geom &g, int iterations)
 {
     cudaStream_t s = cu_state(ctx)->stream;
+    if (is_2d(g) && cu_tune_2d(ctx)) {
+        if (g.n == 8)
+            raster_scans_2d<T, ERO, true>(s, J, I, g, iterations);
+        else
+            raster_scans_2d<T, ERO, false>(s, J, I, g, iterations);
+        CU_TRY(ctx, cudaGetLastError(), "launching the raster scans");
+        return IWPP_OK;
+    }
     const int64_t nsx = (g.w + SEG_X - 1) / SEG_X;
     const int64_t warps = g.h * g.d * nsx;
     const unsigned bx = cu_blocks(warps * 32, 256, 1 << 30);
@@ -299,7 +333,17 @@ static iwpp_status queue_phase(iwpp_context *ctx, T *J, const T *I, const geom &
             if (e != IWPP_OK) return e;
             init = (IdxT *)mem;
             CU_TRY(ctx, cudaMemsetAsync(ctr, 0, 8 * sizeof(unsigned long long), s), "clearing counters");
-            collect_kernel<T, ERO, IdxT><<<cblocks, 256, 0, s>>>(J, I, g, init, init_cap, ctr);
+            if (is_2d(g) && cu_tune_2d(ctx)) {
+                const int64_t wpr = ((g.w + 3) / 4 + 31) / 32;
+                const unsigned b2 = cu_blocks(g.h * wpr * 32, 256, st->sms * 8);
+                const bool vec = quads_aligned(g, J, I);
+                if (g.n == 8)
+                    collect2d_kernel<T, ERO, true, IdxT><<<b2, 256, 0, s>>>(J, I, g.w, g.h, wpr, vec, init, init_cap, ctr);
+                else
+                    collect2d_kernel<T, ERO, false, IdxT><<<b2, 256, 0, s>>>(J, I, g.w, g.h, wpr, vec, init, init_cap, ctr);
+            } else {
+                collect_kernel<T, ERO, IdxT><<<cblocks, 256, 0, s>>>(J, I, g, init, init_cap, ctr);
+            }
             CU_TRY(ctx, cudaMemcpyAsync(st->hctr, ctr, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
                    "reading the wavefront size");
             iwpp_status e2 = cu_sync(ctx, "collecting the wavefront");

@@ -87,8 +87,11 @@ static void run_recon(iwpp_context *g, iwpp_context *c, const char *name, const 
 /* Small random cases of every type, mode, connectivity and algorithm against the CPU backend. */
 static int check_small(iwpp_context *g, iwpp_context *c, int reverse, int quick)
 {
+    /* 2D widths of 4k (16-byte rows) and not, over several row segments (1024 px) and column
+       bands (256 rows) of the 2D scans */
     static const int64_t sizes[][3] = {{1, 1, 1}, {1, 37, 1}, {45, 1, 1}, {33, 31, 1}, {100, 67, 1},
-                                       {257, 129, 1}, {17, 9, 5}, {40, 33, 7}, {1, 1, 9}};
+                                       {257, 129, 1}, {17, 9, 5}, {40, 33, 7}, {1, 1, 9}, {1100, 300, 1},
+                                       {1027, 261, 1}, {6, 5, 1}};
     static const iwpp_type types[] = {IWPP_U8, IWPP_U16, IWPP_F32};
     int bad = 0, runs = 0, cpu_failed = 0;
     uint32_t seed = 7;
@@ -113,7 +116,7 @@ static int check_small(iwpp_context *g, iwpp_context *c, int reverse, int quick)
             const int nc = d > 1 ? 3 : 2;
             for (int cj = 0; cj < nc; ++cj)
                 for (int mode = 0; mode < 2; ++mode)
-                    for (int alg = 0; alg < 5; ++alg) {
+                    for (int alg = 0; alg < 6; ++alg) { /* 5: the one-pixel-a-thread 2D kernels */
                         const int ci = reverse ? nc - 1 - cj : cj;
                         unsigned char *ref = malloc(n * es);
                         memcpy(ref, m1, n * es);
@@ -137,6 +140,7 @@ static int check_small(iwpp_context *g, iwpp_context *c, int reverse, int quick)
                         iwpp_context_set_queue_variant(g, alg == 1 ? IWPP_QUEUE_ATOMIC : alg == 2 ? IWPP_QUEUE_PREFIXSUM
                                                                                                : IWPP_QUEUE_MULTILEVEL);
                         iwpp_context_set_queue_capacity(g, alg == 4 ? 3 : 0);
+                        iwpp_context_set_tuning(g, "cuda.rec_quads", alg == 5 ? "0" : NULL);
                         iwpp_status st = iwpp_reconstruct(g, &b, &ms, conns[ci], (iwpp_morph_mode)mode);
                         runs++;
                         if (st != IWPP_OK || memcmp(ref, m2, n * es) != 0) {
