@@ -15,6 +15,7 @@ const iwpp_backend_ops iwpp_cuda_backend = {
     .download = iwpp_cuda_download,
     .reconstruct = iwpp_cuda_reconstruct,
     .edt = iwpp_cuda_edt,
+    .edt_views = iwpp_cuda_edt_views,
     .pointwise = iwpp_cuda_pointwise,
     .morph_unit = iwpp_cuda_morph_unit,
     .wrap = NULL,

@@ -22,6 +22,8 @@
 
 /* Per-context state (ctx->backend_state). One context is used by one host thread at a time;
  * every operation runs on the context's own stream. */
+#define IWPP_CUDA_BANDS 16
+
 struct cuda_state {
     int dev;
     cudaStream_t stream;
@@ -48,7 +50,34 @@ struct cuda_state {
      * for the next call (no cudaMalloc/cudaFree, no device-wide sync per call); NULL: plain
      * cudaMalloc (no pool support, or IWPP_CUDA_POOL=0). Released on close. */
     cudaMemPool_t pool;
+    /* Whole calls that download while they compute (edt_exact.cu, iwpp_cuda_edt_views): a
+     * second stream for the copies and an event per band of results; made on first use. */
+    cudaStream_t copy_stream;
+    cudaEvent_t band_ev[IWPP_CUDA_BANDS];
 };
+
+/* Bands of a result that become ready one after another: bytes [0, end[i]) of the device buffer
+ * are final once ev[i] has completed (end[] ascending, the last = the whole buffer). */
+struct cu_gates {
+    int n;
+    size_t end[IWPP_CUDA_BANDS];
+    cudaEvent_t ev[IWPP_CUDA_BANDS];
+};
+
+/* device.cu: the copy stream and band events (made on first use). */
+iwpp_status cu_bands_ready(iwpp_context *ctx);
+/* A download whose staged chunks each wait for the gate that covers them, on the copy stream,
+ * so that it overlaps the kernels still running on the context's stream; @p gates NULL = the
+ * plain download. */
+iwpp_status cu_download_gated(iwpp_context *ctx, const void *dev, iwpp_image *dst, const cu_gates *gates);
+/* The upload of @p im as bits of "pixel != 0" (host-packed, iwpp_pack_nonzero) expanded on the
+ * device to one U8 0/1 per pixel in @p dev_u8. cu_bits_upload_ok says whether it applies: a
+ * contiguous view large enough to be staged, with the staging buffers at hand. */
+bool cu_bits_upload_ok(iwpp_context *ctx, const iwpp_image *im);
+iwpp_status cu_upload_nonzero(iwpp_context *ctx, uint8_t *dev_u8, const iwpp_image *im);
+/* The timer's end event without waiting for it; cu_timer_read then waits and adds the time. */
+iwpp_status cu_timer_mark(iwpp_context *ctx);
+iwpp_status cu_timer_read(iwpp_context *ctx);
 
 
 #define IWPP_CUDA_NCTR 64

@@ -39,6 +39,8 @@ iwpp_status iwpp_cuda_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwp
 /* edt_exact.cu (the Danielsson method: edt_danielsson.cu) */
 iwpp_status iwpp_cuda_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_method method,
                           const double spacing[3], iwpp_buf *dist, iwpp_buf *nearest);
+iwpp_status iwpp_cuda_edt_views(iwpp_context *ctx, const iwpp_image *binary, iwpp_edt_method method,
+                                const double spacing[3], iwpp_image *dist_out, iwpp_image *nearest_out);
 
 /* label.cu (union-find) and watershed.cu */
 iwpp_status iwpp_cuda_label(iwpp_context *ctx, const iwpp_buf *in, int connectivity, iwpp_label_mode mode,

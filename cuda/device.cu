@@ -215,15 +215,38 @@ iwpp_status cu_timer_start(iwpp_context *ctx)
     return IWPP_OK;
 }
 
-iwpp_status cu_timer_stop(iwpp_context *ctx)
+iwpp_status cu_timer_mark(iwpp_context *ctx)
 {
     cuda_state *st = cu_state(ctx);
     CU_TRY(ctx, cudaGetLastError(), "launching a kernel");
     CU_TRY(ctx, cudaEventRecord(st->ev1, st->stream), "recording a timer event");
+    return IWPP_OK;
+}
+
+iwpp_status cu_timer_read(iwpp_context *ctx)
+{
+    cuda_state *st = cu_state(ctx);
     CU_TRY(ctx, cudaEventSynchronize(st->ev1), "running the kernels");
     float ms = 0.0f;
     CU_TRY(ctx, cudaEventElapsedTime(&ms, st->ev0, st->ev1), "reading a timer");
     ctx->stats.compute_ms += ms;
+    return IWPP_OK;
+}
+
+iwpp_status cu_timer_stop(iwpp_context *ctx)
+{
+    iwpp_status e = cu_timer_mark(ctx);
+    return e != IWPP_OK ? e : cu_timer_read(ctx);
+}
+
+iwpp_status cu_bands_ready(iwpp_context *ctx)
+{
+    cuda_state *st = cu_state(ctx);
+    if (!st->copy_stream)
+        CU_TRY(ctx, cudaStreamCreateWithFlags(&st->copy_stream, cudaStreamNonBlocking), "creating a copy stream");
+    for (int i = 0; i < IWPP_CUDA_BANDS; ++i)
+        if (!st->band_ev[i])
+            CU_TRY(ctx, cudaEventCreateWithFlags(&st->band_ev[i], cudaEventDisableTiming), "creating an event");
     return IWPP_OK;
 }
 
@@ -278,6 +301,9 @@ extern "C" void iwpp_cuda_close(iwpp_context *ctx)
     if (st->pool) cudaMemPoolDestroy(st->pool); /* after the stream's last free (synchronized above) */
     if (st->ev0) cudaEventDestroy(st->ev0);
     if (st->ev1) cudaEventDestroy(st->ev1);
+    for (int i = 0; i < IWPP_CUDA_BANDS; ++i)
+        if (st->band_ev[i]) cudaEventDestroy(st->band_ev[i]);
+    if (st->copy_stream) cudaStreamDestroy(st->copy_stream);
     if (st->stream) cudaStreamDestroy(st->stream);
     cudaGetLastError();
     free(st);
@@ -457,6 +483,7 @@ static int stage_ready(cuda_state *st)
 static iwpp_status stage_fail(iwpp_context *ctx, cudaError_t err, const char *what)
 {
     cudaStreamSynchronize(cu_state(ctx)->stream);
+    if (cu_state(ctx)->copy_stream) cudaStreamSynchronize(cu_state(ctx)->copy_stream);
     return cu_fail(ctx, err, what);
 }
 
@@ -512,7 +539,7 @@ static void chunk_bounds(const chunk_plan &p, size_t k, size_t *a, size_t *b)
 }
 
 static iwpp_status transfer_staged(iwpp_context *ctx, char *dev, const host_layout &L, size_t total, int to_device,
-                                   const char *what)
+                                   const char *what, const cu_gates *gates)
 {
     cuda_state *st = cu_state(ctx);
     const chunk_plan plan = chunk_plan_make(total, st->stage_chunk);
@@ -536,13 +563,22 @@ static iwpp_status transfer_staged(iwpp_context *ctx, char *dev, const host_layo
         /* queue the copy of chunk k, then unpack chunk k - (NB - 1) while the later ones run (the
          * buffer chunk k takes was unpacked in an earlier iteration) */
         const size_t lag = NB - 1;
+        /* gated: each chunk waits on the copy stream for the first band that covers it */
+        cudaStream_t cs = gates ? st->copy_stream : st->stream;
+        int waited = -1;
         for (size_t k = 0; k < nch + lag; ++k) {
             if (k < nch) {
                 const int i = (int)(k % NB);
                 size_t a, b;
                 chunk_bounds(plan, k, &a, &b);
-                STAGE_TRY(ctx, cudaMemcpyAsync(buf[i], dev + a, b - a, cudaMemcpyDeviceToHost, st->stream), what);
-                STAGE_TRY(ctx, cudaEventRecord(st->stage_ev[i], st->stream), what);
+                if (gates) {
+                    int g = waited < 0 ? 0 : waited;
+                    while (g < gates->n - 1 && gates->end[g] < b) ++g;
+                    if (g != waited) STAGE_TRY(ctx, cudaStreamWaitEvent(cs, gates->ev[g], 0), what);
+                    waited = g;
+                }
+                STAGE_TRY(ctx, cudaMemcpyAsync(buf[i], dev + a, b - a, cudaMemcpyDeviceToHost, cs), what);
+                STAGE_TRY(ctx, cudaEventRecord(st->stage_ev[i], cs), what);
             }
             if (k >= lag) {
                 const size_t j = k - lag;
@@ -554,12 +590,14 @@ static iwpp_status transfer_staged(iwpp_context *ctx, char *dev, const host_layo
             }
         }
     }
-    CU_TRY(ctx, cudaStreamSynchronize(st->stream), what);
+    CU_TRY(ctx, cudaStreamSynchronize(gates && !to_device ? st->copy_stream : st->stream), what);
     return IWPP_OK;
 }
 
-/* Copy between a (possibly strided) host view and a contiguous device buffer. */
-static iwpp_status transfer(iwpp_context *ctx, void *dev, const iwpp_image *im, int to_device)
+/* Copy between a (possibly strided) host view and a contiguous device buffer; a staged download
+ * with @p gates overlaps the kernels that make it (cu_download_gated). */
+static iwpp_status transfer(iwpp_context *ctx, void *dev, const iwpp_image *im, int to_device,
+                            const cu_gates *gates = NULL)
 {
     iwpp_status s = cu_enter(ctx);
     if (s != IWPP_OK) return s;
@@ -596,7 +634,7 @@ static iwpp_status transfer(iwpp_context *ctx, void *dev, const iwpp_image *im, 
             L.per_slice = h;
             L.ustride = (size_t)sy * es;
         }
-        return transfer_staged(ctx, dbase, L, total, to_device, what);
+        return transfer_staged(ctx, dbase, L, total, to_device, what, gates);
     }
     if (contiguous) {
         if (to_device)
@@ -645,4 +683,109 @@ extern "C" void iwpp_cuda_host_free(iwpp_context *ctx, void *p)
 extern "C" iwpp_status iwpp_cuda_download(iwpp_context *ctx, const iwpp_buf *src, iwpp_image *dst)
 {
     return transfer(ctx, src->ptr, dst, 0);
+}
+
+iwpp_status cu_download_gated(iwpp_context *ctx, const void *dev, iwpp_image *dst, const cu_gates *gates)
+{
+    /* the direct path copies on the context's stream, after every kernel */
+    return transfer(ctx, (void *)dev, dst, 0, gates);
+}
+
+/* ---- bits of "pixel != 0" ---- */
+
+static bool view_contiguous(const iwpp_image *im)
+{
+    const int64_t sy = im->stride_y ? im->stride_y : im->width;
+    const int64_t sz = im->stride_z ? im->stride_z : sy * im->height;
+    return sy == im->width && (im->depth == 1 || sz == im->width * im->height);
+}
+
+bool cu_bits_upload_ok(iwpp_context *ctx, const iwpp_image *im)
+{
+    cuda_state *st = cu_state(ctx);
+    const size_t total = (size_t)(im->width * im->height * im->depth) * iwpp_type_size(im->type);
+    cudaPointerAttributes attr;
+    const bool pinned = cudaPointerGetAttributes(&attr, im->data) == cudaSuccess && attr.type == cudaMemoryTypeHost;
+    cudaGetLastError();
+    if (pinned || !view_contiguous(im)) return false;
+    stage_config(st, ctx);
+    return total >= st->stage_min && total > 0 && stage_ready(st);
+}
+
+/* Thread per byte of bits: its eight pixels as 0/1. */
+__global__ void bits_expand_kernel(const uint8_t *__restrict__ bits, uint8_t *__restrict__ out, int64_t n)
+{
+    const int64_t nb = (n + 7) / 8;
+    for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < nb; k += (int64_t)gridDim.x * blockDim.x) {
+        const unsigned m = bits[k];
+        if (8 * k + 8 <= n) {
+            uint2 v;
+            v.x = (m & 1u) | (m >> 1 & 1u) << 8 | (m >> 2 & 1u) << 16 | (m >> 3 & 1u) << 24;
+            v.y = (m >> 4 & 1u) | (m >> 5 & 1u) << 8 | (m >> 6 & 1u) << 16 | (m >> 7 & 1u) << 24;
+            *(uint2 *)(out + 8 * k) = v;
+        } else {
+            for (int64_t j = 0; 8 * k + j < n; ++j) out[8 * k + j] = (uint8_t)(m >> j & 1u);
+        }
+    }
+}
+
+iwpp_status cu_upload_nonzero(iwpp_context *ctx, uint8_t *dev_u8, const iwpp_image *im)
+{
+    iwpp_status s = cu_enter(ctx);
+    if (s != IWPP_OK) return s;
+    cuda_state *st = cu_state(ctx);
+    const char *what = "copying an image to the device";
+    const int64_t n = im->width * im->height * im->depth;
+    const size_t es = iwpp_type_size(im->type), nbytes = (size_t)(n + 7) / 8;
+    iwpp_buf bits;
+    memset(&bits, 0, sizeof bits);
+    bits.type = IWPP_U8, bits.w = (int64_t)nbytes, bits.h = 1, bits.d = 1;
+    if ((s = iwpp_cuda_buf_alloc(ctx, &bits)) != IWPP_OK) return s;
+    /* chunks of E pixels (a multiple of 1024): E / 8 bytes of bits fit a staging buffer */
+    size_t E = st->stage_chunk * 8;
+    if (E > ((size_t)4 << 20)) E = (size_t)4 << 20;
+    E &= ~(size_t)1023;
+    if (E < 1024) E = 1024;
+    const size_t NB = (size_t)st->stage_bufs, nch = ((size_t)n + E - 1) / E;
+    int nt = st->stage_threads;
+    const int procs = iwpp_cpu_threads(ctx);
+    if (procs > 0 && procs < nt) nt = procs;
+    const char *src = (const char *)im->data;
+    for (size_t k = 0; k < nch && s == IWPP_OK; ++k) {
+        const int i = (int)(k % NB);
+        const size_t e0 = k * E, e1 = e0 + E < (size_t)n ? e0 + E : (size_t)n;
+        if (k >= NB) {
+            const cudaError_t ce = cudaEventSynchronize(st->stage_ev[i]);
+            if (ce != cudaSuccess) {
+                s = stage_fail(ctx, ce, what);
+                break;
+            }
+        }
+        uint8_t *pin = (uint8_t *)st->stage[i];
+        const size_t len = e1 - e0;
+        int parts = (int)(len / ((size_t)256 << 10)); /* at least 256 Ki pixels a thread */
+        if (parts > nt) parts = nt;
+        if (parts < 1) parts = 1;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(parts) schedule(static, 1) if (parts > 1)
+#endif
+        for (int t = 0; t < parts; ++t) {
+            const size_t a = len * (size_t)t / (size_t)parts & ~(size_t)127;
+            const size_t b = t == parts - 1 ? len : len * (size_t)(t + 1) / (size_t)parts & ~(size_t)127;
+            iwpp_pack_nonzero(src + (e0 + a) * es, im->type, b - a, pin + a / 8);
+        }
+        cudaError_t ce = cudaMemcpyAsync((char *)bits.ptr + e0 / 8, pin, (len + 7) / 8, cudaMemcpyHostToDevice, st->stream);
+        if (ce == cudaSuccess) ce = cudaEventRecord(st->stage_ev[i], st->stream);
+        if (ce != cudaSuccess) s = stage_fail(ctx, ce, what);
+    }
+    if (s == IWPP_OK) {
+        bits_expand_kernel<<<cu_blocks((int64_t)nbytes, 256, st->sms * 16), 256, 0, st->stream>>>((const uint8_t *)bits.ptr,
+                                                                                                dev_u8, n);
+        cudaError_t ce = cudaGetLastError();
+        if (ce != cudaSuccess) s = cu_fail(ctx, ce, what);
+    }
+    iwpp_cuda_buf_free(ctx, &bits); /* stream-ordered: after the expansion */
+    /* the next transfer reuses the staging buffers from its first chunk on */
+    if (s == IWPP_OK && cudaStreamSynchronize(st->stream) != cudaSuccess) s = cu_fail(ctx, cudaGetLastError(), what);
+    return s;
 }

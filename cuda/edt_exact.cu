@@ -448,15 +448,15 @@ __host__ __device__ __forceinline__ void rb_pixel(const double *sf, const double
 template <int THREADS>
 __global__ void __launch_bounds__(THREADS) edt_rows(const int32_t *__restrict__ ny, const int32_t *__restrict__ nz,
                                                        float *__restrict__ dist, int64_t *__restrict__ nearest,
-                                                       int64_t w, int64_t h, int64_t rows, double hx, double hy,
-                                                       double hz)
+                                                       int64_t w, int64_t h, int64_t row0, int64_t rows, double hx,
+                                                       double hy, double hz)
 {
     extern __shared__ double rb_smem[];
     const int W = (int)w, NB = (W + RB_S - 1) / RB_S, NSB = (NB + RB_SB - 1) / RB_SB;
     double *sf = rb_smem, *bmin = sf + W + NB, *smin = bmin + NB;
     unsigned char *cnt = (unsigned char *)(smin + NSB), *stk = cnt + NB;
     const double h2 = hx * hx;
-    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (int64_t row = row0 + blockIdx.x; row < rows; row += gridDim.x) {
         const int64_t base = row * w, y = row % h, z = row / h;
         __syncthreads();
         for (int x = threadIdx.x; x < W; x += blockDim.x) {
@@ -513,7 +513,7 @@ template <bool IS3, bool INTV>
 __global__ void __launch_bounds__(RB_THREADS) edt_rows_env(const int32_t *__restrict__ ny,
                                                            const int32_t *__restrict__ nz, float *__restrict__ dist,
                                                            int64_t *__restrict__ nearest, int64_t w, int64_t h,
-                                                           int64_t rows, double hx, double hy, double hz)
+                                                           int64_t row0, int64_t rows, double hx, double hy, double hz)
 {
     extern __shared__ double em_smem[];
     typedef em_line<IS3, INTV> line;
@@ -524,7 +524,7 @@ __global__ void __launch_bounds__(RB_THREADS) edt_rows_env(const int32_t *__rest
     L.hy = hy;
     L.h = hx;
     L.h2 = hx * hx;
-    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (int64_t row = row0 + blockIdx.x; row < rows; row += gridDim.x) {
         const int64_t rb = row * w;
         const int y = (int)(row % h), z = (int)(row / h);
         L.y = y;
@@ -1227,8 +1227,8 @@ static iwpp_status shape_blocks(iwpp_context *ctx, K kern, unsigned block, size_
     return IWPP_OK;
 }
 
-typedef void (*row_kernel)(const int32_t *, const int32_t *, float *, int64_t *, int64_t, int64_t, int64_t, double,
-                           double, double);
+typedef void (*row_kernel)(const int32_t *, const int32_t *, float *, int64_t *, int64_t, int64_t, int64_t, int64_t,
+                           double, double, double);
 typedef void (*col_kernel)(const int32_t *, int32_t *, int32_t *, int64_t, int64_t, int64_t, int, int64_t, double,
                            double);
 
@@ -1316,7 +1316,7 @@ struct exact_run {
     int sms;
     int64_t w, h, d;
     double hx, hy, hz;
-    int32_t *m0;
+    int32_t *m0, *sum;
     double *zn, *zd;
     int32_t *v;
     int64_t L;
@@ -1347,13 +1347,17 @@ static void run_cols(const cu_plan &P, exact_run &r)
     }
 }
 
-/* Pass C along x: sites -> distances and nearest indices. */
-static void run_rows(const cu_plan &P, exact_run &r, const int32_t *ny, const int32_t *nz)
+/* Pass C along x: sites -> distances and nearest indices; rows [row0, row1) of the merged and
+ * banded kernels (the whole image for the others). */
+static void run_rows(const cu_plan &P, exact_run &r, const int32_t *ny, const int32_t *nz, int64_t row0 = 0,
+                     int64_t row1 = -1)
 {
     const int64_t lines_c = r.h * r.d;
+    if (row1 < 0) row1 = lines_c;
     if (P.rows == ROWS_MERGED || P.rows == ROWS_BANDED) {
-        r.rk<<<r.rows.grid, r.rows.threads, r.rows.smem, r.s>>>(ny, nz, r.dist, r.nearest, r.w, r.h, lines_c, r.hx,
-                                                                r.hy, r.hz);
+        const unsigned grid = row1 - row0 < (int64_t)r.rows.grid ? (unsigned)(row1 - row0) : r.rows.grid;
+        r.rk<<<grid, r.rows.threads, r.rows.smem, r.s>>>(ny, nz, r.dist, r.nearest, r.w, r.h, row0, row1, r.hx, r.hy,
+                                                         r.hz);
     } else if (P.rows == ROWS_WIDE) {
         wb_launch<0>(r.s, r.wrow, r.sms);
     } else {
@@ -1365,19 +1369,17 @@ static void run_rows(const cu_plan &P, exact_run &r, const int32_t *ny, const in
     }
 }
 
-static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
-                             iwpp_buf *nearest)
+/* Everything a call needs before its first kernel: plan, scratch, kernel shapes, long-line tables. */
+static iwpp_status exact_setup(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
+                               iwpp_buf *nearest, const cu_plan &P, exact_run &r)
 {
     cuda_state *st = cu_state(ctx);
-    const int64_t w = bin->w, h = bin->h, d = bin->d, n = w * h * d;
-    cu_plan P;
-    plan_exact(ctx, st, w, h, d, sp, &P);
+    const int64_t w = bin->w, h = bin->h, d = bin->d;
     exact_layout X;
     plan_layout(P, w, h, d, &X);
     void *mem = NULL;
     iwpp_status e = cu_scratch(ctx, X.maps_al + X.stack_bytes, &mem);
     if (e != IWPP_OK) return e;
-    exact_run r;
     memset(&r, 0, sizeof r);
     r.s = st->stream, r.sms = st->sms, r.w = w, r.h = h, r.d = d, r.hx = sp[0], r.hy = sp[1], r.hz = sp[2];
     r.m0 = (int32_t *)mem, r.L = X.L;
@@ -1388,17 +1390,35 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
         return e;
     if ((P.cols == COLS_MERGED || P.cols == COLS_BANDED) && (e = shape_cols(ctx, P, w, d, &r.ck, &r.cols)))
         return e;
-    if ((e = prepare_wide(ctx, P, bin, sp, r.m0, stk, X, dist, nearest, &r.wrow, &r.wcol)) != IWPP_OK) return e;
+    r.sum = (int32_t *)stk;
+    return prepare_wide(ctx, P, bin, sp, r.m0, stk, X, dist, nearest, &r.wrow, &r.wcol);
+}
+
+/* stats.variant and rounds of a call */
+static void exact_name(iwpp_context *ctx, const cu_plan &P, int64_t h, int64_t d, const char *extra)
+{
+    static const char *const rows_name[] = {"/merged-rows", "/banded-rows", "/wide-rows", ""};
+    static const char *const cols_name[] = {"", "/merged-cols", "/banded-cols", "/wide-cols", ""};
+    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-exact-separable%s%s%s%s", rows_name[P.rows],
+             cols_name[P.cols], P.intv && (P.rows == ROWS_MERGED || P.cols == COLS_MERGED) ? "/int" : "", extra);
+    ctx->stats.rounds = d > 1 ? 3 : (h > 1 ? 2 : 1);
+}
+
+static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
+                             iwpp_buf *nearest)
+{
+    const int64_t w = bin->w, h = bin->h, d = bin->d, n = w * h * d;
+    cu_plan P;
+    plan_exact(ctx, cu_state(ctx), w, h, d, sp, &P);
+    exact_run r;
+    iwpp_status e = exact_setup(ctx, bin, sp, dist, nearest, P, r);
+    if (e != IWPP_OK) return e;
     if ((e = cu_timer_start(ctx)) != IWPP_OK) return e;
-    run_pass_a(r.s, bin, (int32_t *)stk, r.m0, d == 1 && P.rows == ROWS_MERGED);
+    run_pass_a(r.s, bin, r.sum, r.m0, d == 1 && P.rows == ROWS_MERGED);
     if (d > 1) run_cols(P, r);
     run_rows(P, r, d > 1 ? r.m0 + n : r.m0, d > 1 ? r.m0 + 2 * n : NULL);
     if ((e = cu_timer_stop(ctx)) != IWPP_OK) return e;
-    static const char *const rows_name[] = {"/merged-rows", "/banded-rows", "/wide-rows", ""};
-    static const char *const cols_name[] = {"", "/merged-cols", "/banded-cols", "/wide-cols", ""};
-    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-exact-separable%s%s%s", rows_name[P.rows],
-             cols_name[P.cols], P.intv && (P.rows == ROWS_MERGED || P.cols == COLS_MERGED) ? "/int" : "");
-    ctx->stats.rounds = d > 1 ? 3 : (h > 1 ? 2 : 1);
+    exact_name(ctx, P, h, d, "");
     return IWPP_OK;
 }
 
@@ -1417,4 +1437,70 @@ extern "C" iwpp_status iwpp_cuda_edt(iwpp_context *ctx, const iwpp_buf *binary, 
                               "distance transform on CUDA: each image side must be at most %lld pixels", (long long)lim);
     return method == IWPP_EDT_DANIELSSON ? iwpp_cuda_edt_danielsson(ctx, binary, spacing, dist, nearest)
                                          : edt_exact(ctx, binary, spacing, dist, nearest);
+}
+
+/* Pass A (and B in 3D), then the row pass in bands, each band's distances going down on the copy
+ * stream while the next bands compute (cu_download_gated). */
+static iwpp_status exact_banded(iwpp_context *ctx, const cu_plan &P, const iwpp_buf *bin, const double sp[3],
+                                iwpp_buf *dist, iwpp_buf *nearest, iwpp_image *dist_out, iwpp_image *nearest_out)
+{
+    cuda_state *st = cu_state(ctx);
+    const int64_t w = bin->w, h = bin->h, d = bin->d, n = w * h * d, lines = h * d;
+    exact_run r;
+    iwpp_status e = exact_setup(ctx, bin, sp, dist, nearest, P, r);
+    if (e != IWPP_OK) return e;
+    if ((e = cu_timer_start(ctx)) != IWPP_OK) return e;
+    run_pass_a(r.s, bin, r.sum, r.m0, d == 1 && P.rows == ROWS_MERGED);
+    if (d > 1) run_cols(P, r);
+    cu_gates G;
+    G.n = lines < IWPP_CUDA_BANDS ? (int)lines : IWPP_CUDA_BANDS;
+    for (int b = 0; b < G.n; ++b) {
+        const int64_t l0 = lines * b / G.n, l1 = lines * (b + 1) / G.n;
+        run_rows(P, r, d > 1 ? r.m0 + n : r.m0, d > 1 ? r.m0 + 2 * n : NULL, l0, l1);
+        CU_TRY(ctx, cudaEventRecord(st->band_ev[b], st->stream), "recording an event");
+        G.end[b] = (size_t)(l1 * w) * sizeof(float);
+        G.ev[b] = st->band_ev[b];
+    }
+    if ((e = cu_timer_mark(ctx)) != IWPP_OK) return e;
+    if ((e = cu_download_gated(ctx, dist->ptr, dist_out, &G)) != IWPP_OK) return e;
+    if (nearest && (e = iwpp_cuda_download(ctx, nearest, nearest_out)) != IWPP_OK) return e;
+    return cu_timer_read(ctx);
+}
+
+/* The whole exact EDT from the caller's views (ops->edt_views, dispatch.c). The input goes up as
+ * bits of "!= 0" where it can (cu_upload_nonzero: an eighth of a U8 image's bytes; the transform
+ * reads nothing else), and the row pass, the last, runs in bands whose distances go down while
+ * the next bands compute. IWPP_EUNSUPPORTED (no message): the generic path runs instead. */
+extern "C" iwpp_status iwpp_cuda_edt_views(iwpp_context *ctx, const iwpp_image *binary, iwpp_edt_method method,
+                                           const double sp[3], iwpp_image *dist_out, iwpp_image *nearest_out)
+{
+    const int64_t w = binary->width, h = binary->height, d = binary->depth, lim = (int64_t)INT32_MAX - 1;
+    if (method != IWPP_EDT_EXACT || w > lim || h > lim || d > lim) return IWPP_EUNSUPPORTED;
+    iwpp_status e = cu_enter(ctx);
+    if (e != IWPP_OK) return e;
+    cu_plan P;
+    plan_exact(ctx, cu_state(ctx), w, h, d, sp, &P);
+    if (P.rows != ROWS_MERGED && P.rows != ROWS_BANDED) return IWPP_EUNSUPPORTED;
+    if ((e = cu_bands_ready(ctx)) != IWPP_OK) return e;
+    const bool bits = cu_bits_upload_ok(ctx, binary);
+    iwpp_buf in, dist, near;
+    memset(&in, 0, sizeof in);
+    in.type = bits ? IWPP_U8 : binary->type, in.w = w, in.h = h, in.d = d;
+    dist = in, near = in;
+    dist.type = IWPP_F32, near.type = IWPP_I64;
+    if ((e = iwpp_cuda_buf_alloc(ctx, &in)) != IWPP_OK) return e;
+    if ((e = iwpp_cuda_buf_alloc(ctx, &dist)) == IWPP_OK) {
+        if (!nearest_out || (e = iwpp_cuda_buf_alloc(ctx, &near)) == IWPP_OK) {
+            e = bits ? cu_upload_nonzero(ctx, (uint8_t *)in.ptr, binary) : iwpp_cuda_upload(ctx, &in, binary);
+            if (e == IWPP_OK)
+                e = exact_banded(ctx, P, &in, sp, &dist, nearest_out ? &near : NULL, dist_out, nearest_out);
+            if (nearest_out) iwpp_cuda_buf_free(ctx, &near);
+        }
+        iwpp_cuda_buf_free(ctx, &dist);
+    }
+    iwpp_cuda_buf_free(ctx, &in);
+    if (e == IWPP_OK) {
+        exact_name(ctx, P, h, d, bits ? "/bits/bands" : "/bands");
+    }
+    return e;
 }

@@ -101,6 +101,12 @@ typedef struct iwpp_backend_ops {
     iwpp_status (*reconstruct_views)(iwpp_context *ctx, iwpp_image *marker_inout,
                                      const iwpp_image *mask, int connectivity,
                                      iwpp_morph_mode mode);
+    /** Optional (may be NULL): the whole of iwpp_distance_transform on the caller's views
+     *  (arguments checked, spacing resolved), for a backend that overlaps its transfers with its
+     *  kernels (CUDA: the input up as bits, the distances down by bands while the rest computes).
+     *  IWPP_EUNSUPPORTED with no message set: the generic buffer path runs instead. */
+    iwpp_status (*edt_views)(iwpp_context *ctx, const iwpp_image *binary, iwpp_edt_method method,
+                             const double spacing[3], iwpp_image *dist_out, iwpp_image *nearest_out);
     /** Global minimum and maximum of a buffer. */
     iwpp_status (*minmax)(iwpp_context *ctx, const iwpp_buf *a, double *min, double *max);
     /** Optional (may be NULL): as wrap, but for the outputs of edt (dist, nearest), which the
@@ -229,6 +235,10 @@ size_t iwpp_tune_bytes(const iwpp_context *ctx, iwpp_tune_key k, size_t dflt, si
 /** memcpy for large staging copies (native/hostcopy.c): streaming stores where the CPU has
  *  them, so the destination is not read first; visible to other threads and DMA on return. */
 void iwpp_stream_copy(void *dst, const void *src, size_t n);
+
+/** Bits of "pixel != 0" (native/hostcopy.c) for @p n pixels of @p type (U8, U16 or F32) at
+ *  @p src: pixel 8k+j at bit j of byte k, ceil(n/8) bytes; unused bits of the last byte are 0. */
+void iwpp_pack_nonzero(const void *src, iwpp_type type, size_t n, uint8_t *bits);
 
 /** Monotonic clock in milliseconds. */
 double iwpp_now_ms(void);

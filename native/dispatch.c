@@ -733,9 +733,16 @@ iwpp_status iwpp_distance_transform(iwpp_context *ctx, const iwpp_image *binary,
         return st;
     }
     if ((st = iwpp_progress_report(ctx, 0.0))) return st;
+    const iwpp_backend_ops *ops = ctx->ops;
+    if (ops->edt_views) {
+        st = ops->edt_views(ctx, binary, method, sp, dist_out, nearest_out);
+        if (st == IWPP_OK) iwpp_progress_done(ctx);
+        if (st != IWPP_EUNSUPPORTED || ctx->message[0]) goto done;
+        memset(&ctx->stats, 0, sizeof ctx->stats);
+        st = IWPP_OK;
+    }
     iwpp_bufset s = {.ctx = ctx};
     iwpp_buf *in = NULL, *dist = NULL, *near = NULL;
-    const iwpp_backend_ops *ops = ctx->ops;
     /* download is a no-op for an output the backend wrote in place */
     if (!(st = iwpp_bufset_input(&s, binary, &in)) &&
         !(st = iwpp_bufset_output(&s, IWPP_F32, dist_out, binary, nearest_out, &dist)) &&
@@ -745,6 +752,7 @@ iwpp_status iwpp_distance_transform(iwpp_context *ctx, const iwpp_image *binary,
         st = near ? ops->download(ctx, near, nearest_out) : IWPP_OK;
     if (st == IWPP_OK) iwpp_progress_done(ctx);
     iwpp_bufset_free(&s);
+done:
     /* the device ran out with the default budget (the outputs are untouched): by tiles */
     if (st == IWPP_ENOMEM && ctx->memory_limit == 0 && ops->kind != IWPP_BACKEND_CPU) {
         memset(&ctx->stats, 0, sizeof ctx->stats);
