@@ -365,7 +365,10 @@ int main(int argc, char **argv)
                                label, best, st.compute_ms, "",
                                (long long)st.tiles, "", st.bytes_to_device / 1e9, st.bytes_from_device / 1e9,
                                st.variant, check);
-                    if (okrun && st.tiles == 0) print_floor("", best, st.compute_ms, (double)px, 4.0 * (double)px);
+                    /* "/bits": the input went up as bits of != 0 (an eighth of its bytes) */
+                    if (okrun && st.tiles == 0)
+                        print_floor("", best, st.compute_ms, strstr(st.variant, "/bits") ? px / 8.0 : (double)px,
+                                    4.0 * (double)px);
                     iwpp_context_destroy(ctx);
                 }
             }
