@@ -1404,18 +1404,6 @@ static void exact_name(iwpp_context *ctx, const cu_plan &P, int64_t h, int64_t d
     ctx->stats.rounds = d > 1 ? 3 : (h > 1 ? 2 : 1);
 }
 
-/* Setup, the timer's start, pass A and (3D) pass B: all but the row pass. */
-static iwpp_status exact_before_rows(iwpp_context *ctx, const cu_plan &P, const iwpp_buf *bin, const double sp[3],
-                                     iwpp_buf *dist, iwpp_buf *nearest, exact_run &r)
-{
-    iwpp_status e = exact_setup(ctx, bin, sp, dist, nearest, P, r);
-    if (e != IWPP_OK) return e;
-    if ((e = cu_timer_start(ctx)) != IWPP_OK) return e;
-    run_pass_a(r.s, bin, r.sum, r.m0, bin->d == 1 && P.rows == ROWS_MERGED);
-    if (bin->d > 1) run_cols(P, r);
-    return IWPP_OK;
-}
-
 static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
                              iwpp_buf *nearest)
 {
@@ -1423,8 +1411,11 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     cu_plan P;
     plan_exact(ctx, cu_state(ctx), w, h, d, sp, &P);
     exact_run r;
-    iwpp_status e = exact_before_rows(ctx, P, bin, sp, dist, nearest, r);
+    iwpp_status e = exact_setup(ctx, bin, sp, dist, nearest, P, r);
     if (e != IWPP_OK) return e;
+    if ((e = cu_timer_start(ctx)) != IWPP_OK) return e;
+    run_pass_a(r.s, bin, r.sum, r.m0, d == 1 && P.rows == ROWS_MERGED);
+    if (d > 1) run_cols(P, r);
     run_rows(P, r, d > 1 ? r.m0 + n : r.m0, d > 1 ? r.m0 + 2 * n : NULL);
     if ((e = cu_timer_stop(ctx)) != IWPP_OK) return e;
     exact_name(ctx, P, h, d, "");
@@ -1456,8 +1447,11 @@ static iwpp_status exact_banded(iwpp_context *ctx, const cu_plan &P, const iwpp_
     cuda_state *st = cu_state(ctx);
     const int64_t w = bin->w, h = bin->h, d = bin->d, n = w * h * d, lines = h * d;
     exact_run r;
-    iwpp_status e = exact_before_rows(ctx, P, bin, sp, dist, nearest, r);
+    iwpp_status e = exact_setup(ctx, bin, sp, dist, nearest, P, r);
     if (e != IWPP_OK) return e;
+    if ((e = cu_timer_start(ctx)) != IWPP_OK) return e;
+    run_pass_a(r.s, bin, r.sum, r.m0, d == 1 && P.rows == ROWS_MERGED);
+    if (d > 1) run_cols(P, r);
     cu_gates G;
     G.n = lines < IWPP_CUDA_BANDS ? (int)lines : IWPP_CUDA_BANDS;
     for (int b = 0; b < G.n; ++b) {
