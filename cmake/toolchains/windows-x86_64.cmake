@@ -16,4 +16,5 @@ set(CMAKE_MODULE_LINKER_FLAGS_INIT "-static")
 # What the Windows C runtime lacks of POSIX (sysconf, aligned_alloc, ...), for every source;
 # mingw's C99 printf family (%zu, %lld), which gcc's format checks for Windows do not know.
 set(CMAKE_C_FLAGS_INIT "-include ${CMAKE_CURRENT_LIST_DIR}/../../native/compat/win32.h -D__USE_MINGW_ANSI_STDIO=1 -Wno-format")
-set(CMAKE_CROSSCOMPILING_EMULATOR /usr/lib/wine/wine64)
+# wine64 through a wrapper that starts a program again when wine itself failed to start it
+set(CMAKE_CROSSCOMPILING_EMULATOR ${CMAKE_CURRENT_LIST_DIR}/../wine_run.sh)
