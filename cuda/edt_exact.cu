@@ -1068,6 +1068,107 @@ template <int COLS> static void wb_launch(cudaStream_t s, wb_plan P, int sms)
     }
 }
 
+#include "edt_lines.cuh" /* ln_solve and its lines: one thread per line (see there) */
+
+/* ---- The lines path (3D, unit spacing): passes x, y, z ----
+ * Pass X: one warp per row. The warp ballots "background" over each run of 32 pixels into a mask
+ * (shared memory), finds for each run the first background after it (a suffix minimum across
+ * the lanes, 32 runs at a time), then gives every pixel the nearer of the last background at or
+ * before it and the first at or after it (ties: the left one), as a uint16 column, LN_NONE where
+ * the row has none. Shared memory: 8 bytes per run of each warp of the block. */
+#define X1_THREADS 256
+static inline int x1_warps(int64_t w) { return (int64_t)64 * ((w + 31) / 32) <= 48 * 1024 ? 8 : 1; }
+
+template <typename T>
+__global__ void __launch_bounds__(X1_THREADS) edt_x1d(const T *__restrict__ in, uint16_t *__restrict__ sx, int64_t w,
+                                                      int64_t rows)
+{
+    extern __shared__ unsigned x1_smem[];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wpb = blockDim.x >> 5;
+    const int nc = (int)((w + 31) / 32), far = 0x7FFFFFFF;
+    unsigned *mask = x1_smem + (size_t)warp * 2 * nc;
+    int *next = (int *)(mask + nc);
+    for (int64_t row = (int64_t)blockIdx.x * wpb + warp; row < rows; row += (int64_t)gridDim.x * wpb) {
+        const T *p = in + row * w;
+        for (int c = 0; c < nc; ++c) {
+            const int x = c * 32 + lane;
+            const unsigned m = __ballot_sync(0xFFFFFFFFu, x < w && p[x] == (T)0);
+            if (lane == 0) mask[c] = m;
+        }
+        __syncwarp();
+        int carry = far; /* first background in the runs already passed (to the right) */
+        for (int g = (nc - 1) / 32; g >= 0; --g) {
+            const int c = g * 32 + lane;
+            const unsigned m = c < nc ? mask[c] : 0u;
+            int v = m ? c * 32 + __ffs((int)m) - 1 : far;
+            for (int off = 1; off < 32; off <<= 1) {
+                const int o = __shfl_down_sync(0xFFFFFFFFu, v, off);
+                if (lane + off < 32) v = min(v, o);
+            }
+            int after = __shfl_down_sync(0xFFFFFFFFu, v, 1);
+            if (lane == 31) after = far;
+            if (c < nc) next[c] = min(after, carry);
+            carry = min(carry, __shfl_sync(0xFFFFFFFFu, v, 0));
+        }
+        __syncwarp();
+        uint16_t *o = sx + row * w;
+        int left = -1; /* last background before the current run */
+        for (int c = 0; c < nc; ++c) {
+            const unsigned m = mask[c];
+            const int x = c * 32 + lane;
+            const unsigned lo = m & (0xFFFFFFFFu >> (31 - lane)), hi = m & (0xFFFFFFFFu << lane);
+            const int l = lo ? c * 32 + 31 - __clz((int)lo) : left;
+            const int r = hi ? c * 32 + __ffs((int)hi) - 1 : next[c];
+            int best = l >= 0 ? l : LN_NONE;
+            if (r != far && (l < 0 || r - x < x - l)) best = r;
+            if (x < w) o[x] = (uint16_t)best;
+            if (m) left = c * 32 + 31 - __clz((int)m);
+        }
+        __syncwarp();
+    }
+}
+
+/* Pass Y (3D): one thread per column x of a slice z, along y; each thread's stack spills into
+ * its own cap entries of stk (cap a multiple of 4). Blocks of 256 threads (the windows). */
+__global__ void __launch_bounds__(256) edt_lines_y(const uint16_t *__restrict__ sx, int *__restrict__ f2,
+                                                   uint16_t *__restrict__ sy, ln_entry *__restrict__ stk, int64_t w,
+                                                   int64_t h, int64_t d, int cap)
+{
+    const int64_t gid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, all = (int64_t)gridDim.x * blockDim.x;
+    __shared__ ln_entry win[LN_WIN * 256];
+    ln_stack stack;
+    stack.win = win + (threadIdx.x & ~31u) * LN_WIN + (threadIdx.x & 31u);
+    stack.glob = stk + gid * (int64_t)cap;
+    for (int64_t line = gid; line < w * d; line += all) {
+        ln_line_y L;
+        L.sx = sx, L.f2 = f2, L.sy = sy, L.w = w, L.x = (int)(line % w);
+        L.base = (line / w) * w * h + L.x;
+        ln_solve(L, stack, (int)h);
+    }
+}
+
+/* The last pass: one thread per pixel (x, y) of a plane, along z (3D) or one per column x,
+ * along y (2D): distances and nearest indices. */
+__global__ void __launch_bounds__(256) edt_lines_out(const uint16_t *__restrict__ sx, const uint16_t *__restrict__ sy,
+                                                     const int *__restrict__ f2, float *__restrict__ dist,
+                                                     int64_t *__restrict__ nearest, ln_entry *__restrict__ stk,
+                                                     int64_t w, int64_t h, int64_t d, int cap)
+{
+    const int64_t gid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, all = (int64_t)gridDim.x * blockDim.x;
+    const bool is3 = d > 1;
+    const int64_t lines = is3 ? w * h : w;
+    __shared__ ln_entry win[LN_WIN * 256];
+    ln_stack stack;
+    stack.win = win + (threadIdx.x & ~31u) * LN_WIN + (threadIdx.x & 31u);
+    stack.glob = stk + gid * (int64_t)cap;
+    for (int64_t line = gid; line < lines; line += all) {
+        ln_line_out L;
+        L.sx = sx, L.sy = sy, L.f2 = is3 ? f2 : NULL, L.dist = dist, L.nearest = nearest;
+        L.base = line, L.step = is3 ? w * h : w, L.w = w, L.h = h, L.x = (int)(line % w);
+        ln_solve(L, stack, (int)(is3 ? d : h));
+    }
+}
+
 /* The exact transform's path, chosen from the device's shared memory and the image.
  * Rows (pass C): merged band envelopes, one block per row (ROWS_MERGED), wherever a row fits in
  * shared memory (2D rows up to ~40000 pixels on Hopper, 3D ~19000) with positions and 2D site rows
@@ -1088,7 +1189,36 @@ struct cu_plan {
     int cb_tx;      /* columns per tile */
     int wb_seg;     /* long-line segment length */
     bool intv;      /* merged envelopes in integers: unit spacing, w^2 + h^2 + d^2 < 2^31 */
+    bool lines;     /* the lines path (passes x, y, z, one thread per line): 3D with intv */
+    int ln_cap;     /* its stack depth: the longest envelope line */
+    int64_t ln_threads;
 };
+
+/* The lines path (IWPP_CUDA_EDT_LINES: unset = 3D images, 1 = 2D too, 0 = never) wherever the
+ * integers apply, the envelope lines are at most LN_MAX_LEN long and no other pass is asked for
+ * (cuda.edt_rows, cuda.edt_cols, cuda.edt_wide, cuda.edt_col_tile); its threads: every line of the
+ * longer envelope pass at once, at most 2048 per SM, within LN_STACK_BYTES of stacks. */
+#define LN_MAX_LEN 4096
+/* offset of the lines path's map i (0 sx, 1 f2, 2 sy; 3: the end) in the call's scratch */
+static inline size_t ln_maps(size_t n, int i)
+{
+    const size_t al2 = (2 * n + 255) & ~(size_t)255, al4 = (4 * n + 255) & ~(size_t)255;
+    return i == 0 ? 0 : i == 1 ? al2 : i == 2 ? al2 + al4 : 2 * al2 + al4;
+}
+#define LN_STACK_BYTES ((int64_t)512 << 20)
+static void plan_lines(const iwpp_context *ctx, const cuda_state *st, int64_t w, int64_t h, int64_t d, cu_plan *P)
+{
+    const long long want = iwpp_tune_int(ctx, IWPP_TUNE_CUDA_EDT_LINES, -1, 0, 1);
+    const int64_t cap = d > 1 ? (h > d ? h : d) : h, lines = d > 1 ? (w * d > w * h ? w * d : w * h) : w;
+    const bool other = iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_ROWS) || iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_COLS) ||
+                       iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_WIDE) || iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_COL_TILE);
+    P->lines = P->intv && want != 0 && (d > 1 || want == 1) && cap <= LN_MAX_LEN && !other;
+    P->ln_cap = (int)((cap + 3) & ~3); /* whole 32-byte sectors per thread */
+    int64_t t = (lines + 255) / 256 * 256;
+    if (t > (int64_t)st->sms * 2048) t = (int64_t)st->sms * 2048;
+    if (t > LN_STACK_BYTES / (cap * (int64_t)sizeof(ln_entry))) t = LN_STACK_BYTES / (cap * (int64_t)sizeof(ln_entry));
+    P->ln_threads = t < 256 ? 256 : t / 256 * 256;
+}
 
 static void plan_exact(const iwpp_context *ctx, const cuda_state *st, int64_t w, int64_t h, int64_t d,
                        const double sp[3], cu_plan *P)
@@ -1132,6 +1262,7 @@ static void plan_exact(const iwpp_context *ctx, const cuda_state *st, int64_t w,
         while (P->cb_tx < 32 && (size_t)(P->cb_tx * 2) * P->cb_line <= CB_TARGET_SMEM && P->cb_tx < w) P->cb_tx *= 2;
         if (cb_want >= 1 && cb_want <= 32 && (size_t)cb_want * P->cb_line <= st->smem_optin) P->cb_tx = cb_want;
     }
+    plan_lines(ctx, st, w, h, d, P);
 }
 
 template <typename T>
@@ -1171,6 +1302,11 @@ static void plan_layout(const cu_plan &P, int64_t w, int64_t h, int64_t d, exact
     const bool cols_serial = d > 1 && P.cols != COLS_MERGED && P.cols != COLS_BANDED && !cols_wide;
     const bool rows_serial = P.rows != ROWS_MERGED && P.rows != ROWS_BANDED && !rows_wide;
     memset(X, 0, sizeof *X);
+    if (P.lines) { /* sx (uint16), f2 (int), sy (uint16); then the stacks */
+        X->maps_al = ln_maps((size_t)n, 3);
+        X->stack_bytes = (size_t)P.ln_threads * (size_t)P.ln_cap * sizeof(ln_entry);
+        return;
+    }
     X->maps_al = ((size_t)n * sizeof(int32_t) * (d > 1 ? 3 : 1) + 255) & ~(size_t)255;
     int64_t maxlines = 0;
     if (cols_serial) X->maxlen = h, maxlines = lines_b;
@@ -1319,6 +1455,7 @@ struct exact_run {
     int32_t *m0, *sum;
     double *zn, *zd;
     int32_t *v;
+    ln_entry *ln_stk;
     int64_t L;
     float *dist;
     int64_t *nearest;
@@ -1369,6 +1506,29 @@ static void run_rows(const cu_plan &P, exact_run &r, const int32_t *ny, const in
     }
 }
 
+/* The lines path: pass X into sx, then (3D) pass Y into f2 and sy, then the last pass. */
+template <typename T> static void launch_x1d(cudaStream_t s, const void *in, uint16_t *sx, int64_t w, int64_t rows)
+{
+    const int warps = x1_warps(w);
+    const size_t smem = (size_t)warps * 8 * (size_t)((w + 31) / 32);
+    edt_x1d<T><<<cu_blocks(rows, warps, 1 << 30), warps * 32, smem, s>>>((const T *)in, sx, w, rows);
+}
+
+static void run_lines(const cu_plan &P, exact_run &r, const iwpp_buf *bin)
+{
+    const int64_t w = r.w, h = r.h, d = r.d, n = w * h * d;
+    uint16_t *sx = (uint16_t *)r.m0, *sy = (uint16_t *)((char *)r.m0 + ln_maps((size_t)n, 2));
+    int *f2 = (int *)((char *)r.m0 + ln_maps((size_t)n, 1));
+    switch (bin->type) {
+    case IWPP_U8: launch_x1d<uint8_t>(r.s, bin->ptr, sx, w, h * d); break;
+    case IWPP_U16: launch_x1d<uint16_t>(r.s, bin->ptr, sx, w, h * d); break;
+    default: launch_x1d<float>(r.s, bin->ptr, sx, w, h * d); break;
+    }
+    const unsigned grid = (unsigned)(P.ln_threads / 256);
+    if (d > 1) edt_lines_y<<<grid, 256, 0, r.s>>>(sx, f2, r.nearest ? sy : NULL, r.ln_stk, w, h, d, P.ln_cap);
+    edt_lines_out<<<grid, 256, 0, r.s>>>(sx, sy, f2, r.dist, r.nearest, r.ln_stk, w, h, d, P.ln_cap);
+}
+
 /* Everything a call needs before its first kernel: plan, scratch, kernel shapes, long-line tables. */
 static iwpp_status exact_setup(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
                                iwpp_buf *nearest, const cu_plan &P, exact_run &r)
@@ -1386,17 +1546,26 @@ static iwpp_status exact_setup(iwpp_context *ctx, const iwpp_buf *bin, const dou
     char *stk = (char *)mem + X.maps_al;
     r.zn = (double *)stk, r.zd = r.zn + (size_t)X.L * X.maxlen, r.v = (int32_t *)(r.zd + (size_t)X.L * X.maxlen);
     r.dist = (float *)dist->ptr, r.nearest = nearest ? (int64_t *)nearest->ptr : NULL;
-    if ((P.rows == ROWS_MERGED || P.rows == ROWS_BANDED) && (e = shape_rows(ctx, P, w, d, h * d, &r.rk, &r.rows)))
+    if (!P.lines && (P.rows == ROWS_MERGED || P.rows == ROWS_BANDED) && (e = shape_rows(ctx, P, w, d, h * d, &r.rk, &r.rows)))
         return e;
-    if ((P.cols == COLS_MERGED || P.cols == COLS_BANDED) && (e = shape_cols(ctx, P, w, d, &r.ck, &r.cols)))
+    if (!P.lines && (P.cols == COLS_MERGED || P.cols == COLS_BANDED) && (e = shape_cols(ctx, P, w, d, &r.ck, &r.cols)))
         return e;
     r.sum = (int32_t *)stk;
+    if (P.lines) {
+        r.ln_stk = (ln_entry *)stk;
+        return IWPP_OK;
+    }
     return prepare_wide(ctx, P, bin, sp, r.m0, stk, X, dist, nearest, &r.wrow, &r.wcol);
 }
 
 /* stats.variant and rounds of a call */
 static void exact_name(iwpp_context *ctx, const cu_plan &P, int64_t h, int64_t d, const char *extra)
 {
+    if (P.lines) {
+        snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-exact-lines/int%s", extra);
+        ctx->stats.rounds = d > 1 ? 3 : 2;
+        return;
+    }
     static const char *const rows_name[] = {"/merged-rows", "/banded-rows", "/wide-rows", ""};
     static const char *const cols_name[] = {"", "/merged-cols", "/banded-cols", "/wide-cols", ""};
     snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-exact-separable%s%s%s%s", rows_name[P.rows],
@@ -1414,9 +1583,13 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     iwpp_status e = exact_setup(ctx, bin, sp, dist, nearest, P, r);
     if (e != IWPP_OK) return e;
     if ((e = cu_timer_start(ctx)) != IWPP_OK) return e;
-    run_pass_a(r.s, bin, r.sum, r.m0, d == 1 && P.rows == ROWS_MERGED);
-    if (d > 1) run_cols(P, r);
-    run_rows(P, r, d > 1 ? r.m0 + n : r.m0, d > 1 ? r.m0 + 2 * n : NULL);
+    if (P.lines) {
+        run_lines(P, r, bin);
+    } else {
+        run_pass_a(r.s, bin, r.sum, r.m0, d == 1 && P.rows == ROWS_MERGED);
+        if (d > 1) run_cols(P, r);
+        run_rows(P, r, d > 1 ? r.m0 + n : r.m0, d > 1 ? r.m0 + 2 * n : NULL);
+    }
     if ((e = cu_timer_stop(ctx)) != IWPP_OK) return e;
     exact_name(ctx, P, h, d, "");
     return IWPP_OK;
@@ -1450,11 +1623,19 @@ static iwpp_status exact_banded(iwpp_context *ctx, const cu_plan &P, const iwpp_
     iwpp_status e = exact_setup(ctx, bin, sp, dist, nearest, P, r);
     if (e != IWPP_OK) return e;
     if ((e = cu_timer_start(ctx)) != IWPP_OK) return e;
-    run_pass_a(r.s, bin, r.sum, r.m0, d == 1 && P.rows == ROWS_MERGED);
-    if (d > 1) run_cols(P, r);
     cu_gates G;
-    G.n = lines < IWPP_CUDA_BANDS ? (int)lines : IWPP_CUDA_BANDS;
-    for (int b = 0; b < G.n; ++b) {
+    if (P.lines) { /* its last pass ends every row at once: one gate */
+        run_lines(P, r, bin);
+        G.n = 1;
+        CU_TRY(ctx, cudaEventRecord(st->band_ev[0], st->stream), "recording an event");
+        G.end[0] = (size_t)n * sizeof(float);
+        G.ev[0] = st->band_ev[0];
+    } else {
+        run_pass_a(r.s, bin, r.sum, r.m0, d == 1 && P.rows == ROWS_MERGED);
+        if (d > 1) run_cols(P, r);
+        G.n = lines < IWPP_CUDA_BANDS ? (int)lines : IWPP_CUDA_BANDS;
+    }
+    for (int b = 0; b < (P.lines ? 0 : G.n); ++b) {
         const int64_t l0 = lines * b / G.n, l1 = lines * (b + 1) / G.n;
         run_rows(P, r, d > 1 ? r.m0 + n : r.m0, d > 1 ? r.m0 + 2 * n : NULL, l0, l1);
         CU_TRY(ctx, cudaEventRecord(st->band_ev[b], st->stream), "recording an event");
@@ -1480,7 +1661,7 @@ extern "C" iwpp_status iwpp_cuda_edt_views(iwpp_context *ctx, const iwpp_image *
     if (e != IWPP_OK) return e;
     cu_plan P;
     plan_exact(ctx, cu_state(ctx), w, h, d, sp, &P);
-    if (P.rows != ROWS_MERGED && P.rows != ROWS_BANDED) return IWPP_EUNSUPPORTED;
+    if (!P.lines && P.rows != ROWS_MERGED && P.rows != ROWS_BANDED) return IWPP_EUNSUPPORTED;
     if ((e = cu_bands_ready(ctx)) != IWPP_OK) return e;
     const bool bits = cu_bits_upload_ok(ctx, binary);
     iwpp_buf in, dist, near;

@@ -20,6 +20,8 @@
 #define RB_S 32
 #define RB_PAD(x) ((x) + ((x) >> 5))
 #include "edt_envelope.cuh"
+#define LN_HOST 1
+#include "edt_lines.cuh"
 
 extern "C" {
 #include "synth.h"
@@ -116,6 +118,45 @@ static void pass_c(const int32_t *ny, const int32_t *nz, float *dist, int64_t *n
     }
 }
 
+/* The lines path of edt_exact.cu (unit spacing): edt_x1d's nearest background column on each
+ * row (ties: the left one), then ln_solve along y (3D: edt_lines_y, then along z) as the kernels
+ * run it, one line after another with a stride-1 stack. */
+static void lines_path(const uint8_t *in, float *dist, int64_t *nearest, int64_t w, int64_t h, int64_t d)
+{
+    const int64_t n = w * h * d;
+    std::vector<uint16_t> sx((size_t)n), sy((size_t)n);
+    std::vector<int> f2((size_t)n);
+    /* the kernels' stack: a window of LN_WIN entries (lane 0 of 32), the rest spilled in sectors */
+    std::vector<ln_pair> room((size_t)((h > d ? h : d) + 3) / 2 + 2), win(LN_WIN * 16);
+    ln_stack stk;
+    stk.win = &win[0].a;
+    stk.glob = &room[0].a;
+    for (int64_t row = 0; row < h * d; ++row) {
+        const uint8_t *p = in + row * w;
+        for (int64_t x = 0; x < w; ++x) {
+            int64_t l = x, r = x;
+            while (l >= 0 && p[l] != 0) --l;
+            while (r < w && p[r] != 0) ++r;
+            int best = l >= 0 ? (int)l : LN_NONE;
+            if (r < w && (l < 0 || r - x < x - l)) best = (int)r;
+            sx[(size_t)(row * w + x)] = (uint16_t)best;
+        }
+    }
+    if (d > 1)
+        for (int64_t line = 0; line < w * d; ++line) {
+            ln_line_y L;
+            L.sx = sx.data(), L.f2 = f2.data(), L.sy = sy.data(), L.w = w, L.x = (int)(line % w);
+            L.base = (line / w) * w * h + L.x;
+            ln_solve(L, stk, (int)h);
+        }
+    for (int64_t line = 0; line < (d > 1 ? w * h : w); ++line) {
+        ln_line_out L;
+        L.sx = sx.data(), L.sy = sy.data(), L.f2 = d > 1 ? f2.data() : NULL, L.dist = dist, L.nearest = nearest;
+        L.base = line, L.step = d > 1 ? w * h : w, L.w = w, L.h = h, L.x = (int)(line % w);
+        ln_solve(L, stk, (int)(d > 1 ? d : h));
+    }
+}
+
 static double d2_of(int64_t a, int64_t b, int64_t w, int64_t h, const double *sp)
 {
     const double tx = (double)(a % w - b % w) * sp[0];
@@ -125,9 +166,9 @@ static double d2_of(int64_t a, int64_t b, int64_t w, int64_t h, const double *sp
 }
 
 /* the family fam, or (fam NULL) random background of density p; intv: the integer arithmetic
- * (unit spacing only, as edt_exact.cu chooses it) */
+ * (unit spacing only, as edt_exact.cu chooses it); lines: the lines path instead (unit spacing) */
 static int run(const char *fam, int64_t w, int64_t h, int64_t d, const double *sp, bool intv, double p = 0.0,
-               uint64_t seed = 0)
+               uint64_t seed = 0, bool lines = false)
 {
     const int64_t n = w * h * d;
     std::vector<uint8_t> img((size_t)n);
@@ -148,7 +189,9 @@ static int run(const char *fam, int64_t w, int64_t h, int64_t d, const double *s
         return 1;
     }
     g_smem.assign(em_bytes(w > h ? w : h, true) / sizeof(double) + 8, 0.0);
-    if (d == 1) {
+    if (lines) {
+        lines_path(img.data(), dist.data(), near.data(), w, h, d);
+    } else if (d == 1) {
         pass_a(img.data(), w, h, s1.data());
         if (intv)
             pass_c<false, true>(s1.data(), NULL, dist.data(), near.data(), w, h, h, sp[0], sp[1], sp[2]);
@@ -191,7 +234,7 @@ static int run(const char *fam, int64_t w, int64_t h, int64_t d, const double *s
             why = "nearest is not a background pixel at that distance";
         if (why) {
             printf("FAIL: %s%s %lldx%lldx%lld spacing (%g,%g,%g): pixel %lld: %s (got %.9g nearest %lld, want %.9g)\n", fam,
-                   intv ? " (integer arithmetic)" : "",
+                   lines ? " (lines path)" : intv ? " (integer arithmetic)" : "",
                    (long long)w, (long long)h, (long long)d, sp[0], sp[1], sp[2], (long long)i, why,
                    (double)dist[(size_t)i], (long long)q, (double)want);
             return 1;
@@ -211,6 +254,9 @@ int main(void)
             const double *sp = sps[(si + (size_t)f) % 3];
             for (int iv = 0; iv < (sp == sps[0] ? 2 : 1); ++iv, ++cases)
                 fails += run(synth_edt_family_name(f), sizes[si][0], sizes[si][1], sizes[si][2], sp, iv == 1);
+            /* the lines path takes unit spacing only */
+            ++cases;
+            fails += run(synth_edt_family_name(f), sizes[si][0], sizes[si][1], sizes[si][2], sps[0], true, 0.0, 0, true);
         }
     /* random backgrounds: envelopes of every length, bands emptied by merges at every level */
     static const int64_t rsizes[][3] = {{400, 30, 1}, {1500, 6, 1}, {3000, 3, 1}, {24, 30, 12}};
@@ -221,6 +267,8 @@ int main(void)
             const double *sp = sps[(si + k) % 3];
             for (int iv = 0; iv < (sp == sps[0] ? 2 : 1); ++iv, ++cases)
                 fails += run(NULL, rsizes[si][0], rsizes[si][1], rsizes[si][2], sp, iv == 1, dens[k], seed);
+            ++cases;
+            fails += run(NULL, rsizes[si][0], rsizes[si][1], rsizes[si][2], sps[0], true, dens[k], seed, true);
         }
     printf("%d of %d cases exact\n", cases - fails, cases);
     return fails ? 1 : 0;
