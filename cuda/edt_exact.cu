@@ -1128,18 +1128,34 @@ __global__ void __launch_bounds__(X1_THREADS) edt_x1d(const T *__restrict__ in, 
     }
 }
 
-/* Pass Y (3D): one thread per column x of a slice z, along y; each thread's stack spills into
- * its own cap entries of stk (cap a multiple of 4). Blocks of 256 threads (the windows). */
-__global__ void __launch_bounds__(256) edt_lines_y(const uint16_t *__restrict__ sx, int *__restrict__ f2,
-                                                   uint16_t *__restrict__ sy, ln_entry *__restrict__ stk, int64_t w,
-                                                   int64_t h, int64_t d, int cap)
+/* The envelope passes run as many blocks of 256 threads as are resident at once (the stacks:
+ * a shared-memory window per thread, and cap * 32 entries of stk per warp, cap a multiple of 4);
+ * each warp takes the next 32 lines from a counter until none is left, so lines of unequal cost
+ * balance. ln_begin sets up the thread's stack, ln_take returns the warp's next first line. */
+__device__ __forceinline__ void ln_begin(ln_stack &stack, ln_entry *win, ln_entry *stk, int cap)
 {
-    const int64_t gid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, all = (int64_t)gridDim.x * blockDim.x;
+    const int64_t gid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    stack.win = win + (threadIdx.x & ~31u) * LN_WIN + (threadIdx.x & 31u);
+    stack.glob = stk + (gid >> 5) * (int64_t)cap * 32 + (gid & 31) * 4;
+}
+__device__ __forceinline__ int64_t ln_take(unsigned long long *next)
+{
+    unsigned long long l0 = 0;
+    if ((threadIdx.x & 31) == 0) l0 = atomicAdd(next, 32ull);
+    return (int64_t)__shfl_sync(0xFFFFFFFFu, l0, 0);
+}
+
+/* Pass Y (3D): one thread per column x of a slice z, along y. */
+__global__ void __launch_bounds__(256) edt_lines_y(const uint16_t *__restrict__ sx, int *__restrict__ f2,
+                                                   uint16_t *__restrict__ sy, ln_entry *__restrict__ stk,
+                                                   unsigned long long *next, int64_t w, int64_t h, int64_t d, int cap)
+{
     __shared__ ln_entry win[LN_WIN * 256];
     ln_stack stack;
-    stack.win = win + (threadIdx.x & ~31u) * LN_WIN + (threadIdx.x & 31u);
-    stack.glob = stk + gid * (int64_t)cap;
-    for (int64_t line = gid; line < w * d; line += all) {
+    ln_begin(stack, win, stk, cap);
+    for (int64_t l0; (l0 = ln_take(next)) < w * d;) {
+        const int64_t line = l0 + (threadIdx.x & 31);
+        if (line >= w * d) continue;
         ln_line_y L;
         L.sx = sx, L.f2 = f2, L.sy = sy, L.w = w, L.x = (int)(line % w);
         L.base = (line / w) * w * h + L.x;
@@ -1152,16 +1168,17 @@ __global__ void __launch_bounds__(256) edt_lines_y(const uint16_t *__restrict__ 
 __global__ void __launch_bounds__(256) edt_lines_out(const uint16_t *__restrict__ sx, const uint16_t *__restrict__ sy,
                                                      const int *__restrict__ f2, float *__restrict__ dist,
                                                      int64_t *__restrict__ nearest, ln_entry *__restrict__ stk,
-                                                     int64_t w, int64_t h, int64_t d, int cap)
+                                                     unsigned long long *next, int64_t w, int64_t h, int64_t d,
+                                                     int cap)
 {
-    const int64_t gid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, all = (int64_t)gridDim.x * blockDim.x;
     const bool is3 = d > 1;
     const int64_t lines = is3 ? w * h : w;
     __shared__ ln_entry win[LN_WIN * 256];
     ln_stack stack;
-    stack.win = win + (threadIdx.x & ~31u) * LN_WIN + (threadIdx.x & 31u);
-    stack.glob = stk + gid * (int64_t)cap;
-    for (int64_t line = gid; line < lines; line += all) {
+    ln_begin(stack, win, stk, cap);
+    for (int64_t l0; (l0 = ln_take(next)) < lines;) {
+        const int64_t line = l0 + (threadIdx.x & 31);
+        if (line >= lines) continue;
         ln_line_out L;
         L.sx = sx, L.sy = sy, L.f2 = is3 ? f2 : NULL, L.dist = dist, L.nearest = nearest;
         L.base = line, L.step = is3 ? w * h : w, L.w = w, L.h = h, L.x = (int)(line % w);
@@ -1196,8 +1213,8 @@ struct cu_plan {
 
 /* The lines path (IWPP_CUDA_EDT_LINES: unset = 3D images, 1 = 2D too, 0 = never) wherever the
  * integers apply, the envelope lines are at most LN_MAX_LEN long and no other pass is asked for
- * (cuda.edt_rows, cuda.edt_cols, cuda.edt_wide, cuda.edt_col_tile); its threads: every line of the
- * longer envelope pass at once, at most 2048 per SM, within LN_STACK_BYTES of stacks. */
+ * (cuda.edt_rows, cuda.edt_cols, cuda.edt_wide, cuda.edt_col_tile); its threads: the resident
+ * blocks of 256, fewer where the lines are fewer or the stacks would pass LN_STACK_BYTES. */
 #define LN_MAX_LEN 4096
 /* offset of the lines path's map i (0 sx, 1 f2, 2 sy; 3: the end) in the call's scratch */
 static inline size_t ln_maps(size_t n, int i)
@@ -1205,7 +1222,7 @@ static inline size_t ln_maps(size_t n, int i)
     const size_t al2 = (2 * n + 255) & ~(size_t)255, al4 = (4 * n + 255) & ~(size_t)255;
     return i == 0 ? 0 : i == 1 ? al2 : i == 2 ? al2 + al4 : 2 * al2 + al4;
 }
-#define LN_STACK_BYTES ((int64_t)512 << 20)
+#define LN_STACK_BYTES ((int64_t)1 << 30)
 static void plan_lines(const iwpp_context *ctx, const cuda_state *st, int64_t w, int64_t h, int64_t d, cu_plan *P)
 {
     const long long want = iwpp_tune_int(ctx, IWPP_TUNE_CUDA_EDT_LINES, -1, 0, 1);
@@ -1214,8 +1231,11 @@ static void plan_lines(const iwpp_context *ctx, const cuda_state *st, int64_t w,
                        iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_WIDE) || iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_COL_TILE);
     P->lines = P->intv && want != 0 && (d > 1 || want == 1) && cap <= LN_MAX_LEN && !other;
     P->ln_cap = (int)((cap + 3) & ~3); /* whole 32-byte sectors per thread */
+    int occ = 0;
+    if (P->lines && cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, edt_lines_y, 256, 0) != cudaSuccess) occ = 0;
+    cudaGetLastError();
     int64_t t = (lines + 255) / 256 * 256;
-    if (t > (int64_t)st->sms * 2048) t = (int64_t)st->sms * 2048;
+    if (t > (int64_t)st->sms * (occ > 0 ? occ : 4) * 256) t = (int64_t)st->sms * (occ > 0 ? occ : 4) * 256;
     if (t > LN_STACK_BYTES / (cap * (int64_t)sizeof(ln_entry))) t = LN_STACK_BYTES / (cap * (int64_t)sizeof(ln_entry));
     P->ln_threads = t < 256 ? 256 : t / 256 * 256;
 }
@@ -1304,7 +1324,7 @@ static void plan_layout(const cu_plan &P, int64_t w, int64_t h, int64_t d, exact
     memset(X, 0, sizeof *X);
     if (P.lines) { /* sx (uint16), f2 (int), sy (uint16); then the stacks */
         X->maps_al = ln_maps((size_t)n, 3);
-        X->stack_bytes = (size_t)P.ln_threads * (size_t)P.ln_cap * sizeof(ln_entry);
+        X->stack_bytes = 256 + (size_t)P.ln_threads * (size_t)P.ln_cap * sizeof(ln_entry); /* counters, stacks */
         return;
     }
     X->maps_al = ((size_t)n * sizeof(int32_t) * (d > 1 ? 3 : 1) + 255) & ~(size_t)255;
@@ -1525,8 +1545,11 @@ static void run_lines(const cu_plan &P, exact_run &r, const iwpp_buf *bin)
     default: launch_x1d<float>(r.s, bin->ptr, sx, w, h * d); break;
     }
     const unsigned grid = (unsigned)(P.ln_threads / 256);
-    if (d > 1) edt_lines_y<<<grid, 256, 0, r.s>>>(sx, f2, r.nearest ? sy : NULL, r.ln_stk, w, h, d, P.ln_cap);
-    edt_lines_out<<<grid, 256, 0, r.s>>>(sx, sy, f2, r.dist, r.nearest, r.ln_stk, w, h, d, P.ln_cap);
+    unsigned long long *next = (unsigned long long *)r.ln_stk; /* two line counters, then the stacks */
+    ln_entry *stk = r.ln_stk + 32;
+    cudaMemsetAsync(next, 0, 2 * sizeof *next, r.s);
+    if (d > 1) edt_lines_y<<<grid, 256, 0, r.s>>>(sx, f2, r.nearest ? sy : NULL, stk, next, w, h, d, P.ln_cap);
+    edt_lines_out<<<grid, 256, 0, r.s>>>(sx, sy, f2, r.dist, r.nearest, stk, next + 1, w, h, d, P.ln_cap);
 }
 
 /* Everything a call needs before its first kernel: plan, scratch, kernel shapes, long-line tables. */

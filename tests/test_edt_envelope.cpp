@@ -127,7 +127,7 @@ static void lines_path(const uint8_t *in, float *dist, int64_t *nearest, int64_t
     std::vector<uint16_t> sx((size_t)n), sy((size_t)n);
     std::vector<int> f2((size_t)n);
     /* the kernels' stack: a window of LN_WIN entries (lane 0 of 32), the rest spilled in sectors */
-    std::vector<ln_pair> room((size_t)((h > d ? h : d) + 3) / 2 + 2), win(LN_WIN * 16);
+    std::vector<ln_pair> room(((size_t)(h > d ? h : d) / 4 + 1) * LN_CHUNKS / 2), win(LN_WIN * 16);
     ln_stack stk;
     stk.win = &win[0].a;
     stk.glob = &room[0].a;
