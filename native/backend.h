@@ -182,6 +182,7 @@ typedef enum iwpp_tune_key {
     IWPP_TUNE_OCL_EDT_COLS,
     IWPP_TUNE_OCL_EDT_ROW_THREADS,
     IWPP_TUNE_OCL_EDT_WIDE_THREADS,
+    IWPP_TUNE_OCL_EDT_LINES,
     IWPP_TUNE_COUNT
 } iwpp_tune_key;
 

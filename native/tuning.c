@@ -29,6 +29,7 @@ static const struct {
     {"ocl.rec_scans", 0},
     {"ocl.edt_fresh", 0},      {"ocl.edt_local_mem", 0},      {"ocl.edt_rows", 0},
     {"ocl.edt_cols", 0},       {"ocl.edt_row_threads", 0},    {"ocl.edt_wide_threads", 0},
+    {"ocl.edt_lines", 0},
 };
 
 static void env_name(const char *key, char *out, size_t size)

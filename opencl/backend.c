@@ -33,6 +33,7 @@ extern const char iwpp_ocl_src_pointwise[];
 extern const char iwpp_ocl_src_reconstruct[];
 extern const char iwpp_ocl_src_edt_exact[];
 extern const char iwpp_ocl_src_edt_danielsson[];
+extern const char iwpp_ocl_src_edt_lines[];
 extern const char iwpp_ocl_src_label[];
 extern const char iwpp_ocl_src_watershed[];
 
@@ -386,7 +387,7 @@ static void cl_cache_save(iwpp_ocl *s, cl_program p, const char *path, uint64_t 
 static iwpp_status build_program(iwpp_context *ctx, int prog, iwpp_type type, cl_program *out)
 {
     iwpp_ocl *s = iwpp_ocl_state(ctx);
-    const char *srcs[4];
+    const char *srcs[5];
     cl_uint ns = 0;
     srcs[ns++] = iwpp_ocl_src_common;
     srcs[ns++] = iwpp_ocl_src_mlqueue;
@@ -399,6 +400,7 @@ static iwpp_status build_program(iwpp_context *ctx, int prog, iwpp_type type, cl
     } else {
         srcs[ns++] = iwpp_ocl_src_edt_exact;
         srcs[ns++] = iwpp_ocl_src_edt_danielsson;
+        srcs[ns++] = iwpp_ocl_src_edt_lines;
     }
     char opts[256];
     snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DIWPP_T=%s -DIWPP_TK=%d%s%s", type_cl(type),

@@ -89,9 +89,36 @@ typedef struct exact_plan {
     size_t lm_row;  /* local memory of a merged row */
     size_t cb_line; /* local memory of one column of a tile */
     cl_int cb_tx;   /* columns per tile */
+    int lines;      /* the lines path (edt_lines.cl): passes x, y, z, one work-item per line */
+    cl_int ln_cap;  /* its stack depth per work-item: the longest envelope line, a multiple of 4 */
+    size_t ln_items;
 } exact_plan;
 
-static void plan_exact(const iwpp_context *ctx, const iwpp_ocl *s, int wide_group_ok, cl_int w, cl_int h, cl_int d, exact_plan *P)
+/* The lines path (ocl.edt_lines: unset = 3D images, 1 = 2D too, 0 = never) wherever the
+ * integers apply (intv), the envelope lines are at most LN_MAX_LEN long and no other path is
+ * asked for; its work-items: about 1024 per compute unit on GPUs (64 on CPUs), fewer where the
+ * lines are fewer or the stacks would pass LN_STACK_BYTES. */
+#define LN_MAX_LEN 4096
+#define LN_STACK_BYTES ((size_t)1 << 30)
+static void plan_lines(const iwpp_context *ctx, const iwpp_ocl *s, int intv, cl_int w, cl_int h, cl_int d,
+                       exact_plan *P)
+{
+    const char *lv = iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_LINES);
+    const int want = lv ? atoi(lv) : -1;
+    const int other = iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_ROWS) || iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_COLS) ||
+                      iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_LOCAL_MEM);
+    const size_t cap = d > 1 ? (size_t)(h > d ? h : d) : (size_t)h;
+    const size_t lines = d > 1 ? (size_t)w * (size_t)(h > d ? h : d) : (size_t)w;
+    P->lines = intv && want != 0 && (d > 1 || want == 1) && cap <= LN_MAX_LEN && !other;
+    P->ln_cap = (cl_int)((cap + 3) & ~(size_t)3);
+    size_t t = (lines + 63) / 64 * 64, most = (size_t)s->compute_units * (s->is_gpu ? 1024 : 64);
+    if (t > most) t = most;
+    if (t > LN_STACK_BYTES / ((size_t)P->ln_cap * 8)) t = LN_STACK_BYTES / ((size_t)P->ln_cap * 8);
+    P->ln_items = t < 64 ? 64 : t / 64 * 64;
+}
+
+static void plan_exact(const iwpp_context *ctx, const iwpp_ocl *s, int wide_group_ok, int intv, cl_int w, cl_int h,
+                       cl_int d, exact_plan *P)
 {
     const int is3 = d > 1;
     cl_ulong lmem = s->local_mem;
@@ -140,17 +167,22 @@ static void plan_exact(const iwpp_context *ctx, const iwpp_ocl *s, int wide_grou
         const size_t target = lmem < 48 * 1024 + 64 ? (size_t)lmem - 64 : 48 * 1024;
         while (P->cb_tx < 32 && (size_t)(P->cb_tx * 2) * P->cb_line <= target && P->cb_tx < w) P->cb_tx *= 2;
     }
+    plan_lines(ctx, s, intv, w, h, d, P);
 }
 
 /* The kernels of the exact transform, looked up once per call (cached by the backend). */
-enum { KX_A1, KX_A2, KX_ROWS, KX_COLS, KX_ENV, KX_TR, KX_UNTR32, KX_UNTR64, KX_WB, KX_WQ, KX_RENV, KX_CENV, KX_COUNT };
+enum {
+    KX_A1, KX_A2, KX_ROWS, KX_COLS, KX_ENV, KX_TR, KX_UNTR32, KX_UNTR64, KX_WB, KX_WQ, KX_RENV, KX_CENV,
+    KX_LX, KX_LY, KX_LOUT, KX_COUNT
+};
 
 static iwpp_status exact_kernels(iwpp_context *ctx, iwpp_type type, int is3, cl_kernel k[KX_COUNT])
 {
     const char *const names[KX_COUNT] = {"edt_pass_a1",       "edt_pass_a2",       is3 ? "edt_rows3" : "edt_rows2",
                                          "edt_cols",          "edt_envelope",      "edt_transpose32",
                                          "edt_untranspose32", "edt_untranspose64", "edt_wide_build",
-                                         "edt_wide_query",    "edt_rows_env",      "edt_cols_env"};
+                                         "edt_wide_query",    "edt_rows_env",      "edt_cols_env",
+                                         "edt_ln_x",          "edt_ln_y",          "edt_ln_out"};
     iwpp_status rs;
     for (int i = 0; i < KX_COUNT; ++i)
         if ((rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, type, names[i], &k[i]))) return rs;
@@ -178,6 +210,17 @@ static iwpp_status exact_alloc(iwpp_context *ctx, const exact_plan *P, exact_cal
     const size_t nb = ((size_t)c->w + RB_S - 1) / RB_S, nsb = (nb + RB_SB - 1) / RB_SB;
     const int serial_rows = P->rows == ROWS_SERIAL;
     iwpp_status rs;
+    if (P->lines) /* sx (ushort) in the site map, f2 and sy (ushort) in the 3D maps, the stacks */
+        return (rs = work_buf(ctx, fresh, W_SITES, n * 4, "the distance transform's site map", &c->sites,
+                              &c->own[0])) ||
+                       (c->is3 && ((rs = work_buf(ctx, fresh, W_NY2, n * 4, "the distance transform's plane map",
+                                                  &c->ny2, &c->own[2])) ||
+                                   (rs = work_buf(ctx, fresh, W_NZ2, n * 4, "the distance transform's site rows",
+                                                  &c->nz2, &c->own[3])))) ||
+                       (rs = work_buf(ctx, fresh, W_STACK, P->ln_items * (size_t)P->ln_cap * 8,
+                                      "the distance transform's stacks", &c->v, &c->own[4]))
+                   ? rs
+                   : IWPP_OK;
     if ((rs = work_buf(ctx, fresh, W_SITES, n * 4, "the distance transform's site map", &c->sites, &c->own[0])) ||
         (rs = work_buf(ctx, fresh, W_SEG, (size_t)len * nseg * 8, "the distance transform's segment table", &c->seg,
                        &c->own[1])))
@@ -417,9 +460,50 @@ static cl_int run_rows_serial(const exact_call *c, const cl_kernel k[KX_COUNT], 
     return err;
 }
 
+/* The lines path: edt_ln_x (sites), then (3D) edt_ln_y (ny2: f2, nz2: sy), then edt_ln_out. */
+static cl_int run_lines(const exact_call *c, const exact_plan *P, const cl_kernel k[KX_COUNT])
+{
+    iwpp_ocl *s = c->s;
+    cl_mem f2 = c->is3 ? c->ny2 : c->sites, sy = c->is3 ? c->nz2 : c->sites;
+    iwpp_kargs x = iwpp_kargs_of(s, k[KX_LX]), y = iwpp_kargs_of(s, k[KX_LY]), o = iwpp_kargs_of(s, k[KX_LOUT]);
+    ka_mem(&x, c->bin);
+    ka_mem(&x, c->sites);
+    ka_int(&x, c->w);
+    ka_uint(&x, c->rows);
+    ka_mem(&y, c->sites);
+    ka_mem(&y, f2);
+    ka_mem(&y, sy);
+    ka_int(&y, c->want);
+    ka_mem(&y, c->v);
+    ka_int(&y, c->w);
+    ka_int(&y, c->h);
+    ka_int(&y, c->d);
+    ka_int(&y, P->ln_cap);
+    ka_mem(&o, c->sites);
+    ka_mem(&o, sy);
+    ka_mem(&o, f2);
+    ka_mem(&o, c->md);
+    ka_mem(&o, c->mn);
+    ka_int(&o, c->want);
+    ka_mem(&o, c->v);
+    ka_int(&o, c->w);
+    ka_int(&o, c->h);
+    ka_int(&o, c->d);
+    ka_int(&o, P->ln_cap);
+    cl_int err = x.err != CL_SUCCESS ? x.err : y.err != CL_SUCCESS ? y.err : o.err;
+    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k[KX_LX], ((size_t)c->rows + 63) / 64 * 64, 64);
+    if (err == CL_SUCCESS && c->is3) err = iwpp_ocl_run1d(s, k[KX_LY], P->ln_items, 64);
+    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k[KX_LOUT], P->ln_items, 64);
+    return err;
+}
+
 static cl_int run_exact(const iwpp_context *ctx, const exact_call *c, const exact_plan *P, const cl_kernel k[KX_COUNT],
                         cl_uint len, cl_uint nseg)
 {
+    if (P->lines) {
+        const cl_int err = run_lines(c, P, k);
+        return err == CL_SUCCESS ? c->s->api->clFinish(c->s->queue) : err;
+    }
     /* fixed group sizes also on CPU devices: PoCL compiles a kernel once per group size */
     cl_int err = run_pass_a(c, k, len, nseg, c->s->is_gpu ? 128 : 64);
     cl_mem ny = c->sites, nz = c->sites;
@@ -454,7 +538,11 @@ iwpp_status iwpp_ocl_edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const dou
     iwpp_status rs = exact_kernels(ctx, bin->type, c.is3, k);
     if (rs) return rs;
     exact_plan P;
-    plan_exact(ctx, s, iwpp_ocl_group_size(s, k[KX_WB], WB_BANDS) == WB_BANDS, c.w, c.h, c.d, &P);
+    plan_exact(ctx, s, iwpp_ocl_group_size(s, k[KX_WB], WB_BANDS) == WB_BANDS, c.intv, c.w, c.h, c.d, &P);
+    /* the lines path needs its groups of 64 (local windows) */
+    if (P.lines && (iwpp_ocl_group_size(s, k[KX_LY], 64) != 64 || iwpp_ocl_group_size(s, k[KX_LOUT], 64) != 64 ||
+                    iwpp_ocl_group_size(s, k[KX_LX], 64) != 64))
+        P.lines = 0;
     const cl_uint len = c.is3 ? (cl_uint)(c.w * c.h) : (cl_uint)c.w;
     const cl_uint nseg = (cl_uint)(((c.is3 ? c.d : c.h) + SEG_A - 1) / SEG_A);
     if (!(rs = exact_alloc(ctx, &P, &c, len, nseg))) {
@@ -465,8 +553,11 @@ iwpp_status iwpp_ocl_edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const dou
     if (rs) return rs;
     static const char *const rows_name[] = {"/merged-rows", "/banded-rows", "/banded-wide-rows", ""};
     static const char *const cols_name[] = {"", "/merged-cols", "/banded-cols", ""};
-    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-edt-exact-separable%s%s%s", rows_name[P.rows],
-             cols_name[P.cols], c.intv && (P.rows == ROWS_MERGED || P.cols == COLS_MERGED) ? "/int" : "");
+    if (P.lines)
+        snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-edt-exact-lines/int");
+    else
+        snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-edt-exact-separable%s%s%s", rows_name[P.rows],
+                 cols_name[P.cols], c.intv && (P.rows == ROWS_MERGED || P.cols == COLS_MERGED) ? "/int" : "");
     ctx->stats.pixels_visited = 0;
     ctx->stats.rounds = c.is3 ? 3 : (c.h > 1 ? 2 : 1);
     return IWPP_OK;

@@ -464,32 +464,33 @@ static void test_banded_paths(void **state)
     fails += cuda_wide_variant((odims){70, 40, 3}, "/banded-rows/banded-cols", 1);
     harness_tune(ocl ? "ocl.edt_rows" : "cuda.edt_rows", NULL);
     harness_tune(ocl ? "ocl.edt_cols" : "cuda.edt_cols", NULL);
-    if (!ocl) harness_tune("cuda.edt_lines", "0");
+    harness_tune(ocl ? "ocl.edt_lines" : "cuda.edt_lines", "0");
     fails += cuda_wide_variant((odims){70, 40, 3}, "/merged-rows/merged-cols", 1);
-    if (!ocl) harness_tune("cuda.edt_lines", NULL);
+    harness_tune(ocl ? "ocl.edt_lines" : "cuda.edt_lines", NULL);
     assert_int_equal(fails, 0);
 }
 
-/* CUDA's one-thread-per-line passes (cuda.edt_lines; unit spacing only, the default for 3D):
- * rows that end inside a run of 32 and rows of more than 32 runs (pass X), rows wide enough for
- * its one-warp blocks, 2D images where the key asks for them too; the other spacings of
- * random_cases must keep the merged path. */
-static void test_cuda_lines(void **state)
+/* The GPU backends' one-thread-per-line passes ({cuda,ocl}.edt_lines; unit spacing only, the
+ * default for 3D): rows that end inside a run (CUDA: 32, OpenCL: a tile of 64) and rows of many
+ * runs (pass X), rows wide enough for CUDA's one-warp blocks, 2D images where the key asks for
+ * them too; the other spacings of random_cases must keep the merged path. */
+static void test_lines_path(void **state)
 {
     (void)state;
-    if (g_backend != IWPP_BACKEND_CUDA) skip();
+    if (g_backend == IWPP_BACKEND_CPU) skip();
+    const char *key = g_backend == IWPP_BACKEND_OPENCL ? "ocl.edt_lines" : "cuda.edt_lines";
     static const odims sizes3[] = {{33, 70, 5}, {1500, 3, 4}, {5, 2, 300}};
     static const odims sizes2[] = {{2100, 9, 1}, {37, 300, 1}, {1, 40, 1}};
     int fails = random_cases(1500, sizes3, sizeof sizes3 / sizeof sizes3[0]);
     fails += cuda_wide_sparse(1550, (odims){30000, 2, 2}, NULL); /* pass X in one-warp blocks */
     fails += cuda_wide_variant((odims){33, 70, 5}, "edt-exact-lines/int", 1);
     fails += cuda_wide_variant((odims){2100, 9, 1}, "lines", 0);
-    harness_tune("cuda.edt_lines", "1");
+    harness_tune(key, "1");
     fails += random_cases(1600, sizes2, sizeof sizes2 / sizeof sizes2[0]);
     fails += cuda_wide_variant((odims){2100, 9, 1}, "edt-exact-lines/int", 1);
-    harness_tune("cuda.edt_lines", "0");
+    harness_tune(key, "0");
     fails += cuda_wide_variant((odims){33, 70, 5}, "lines", 0);
-    harness_tune("cuda.edt_lines", NULL);
+    harness_tune(key, NULL);
     assert_int_equal(fails, 0);
 }
 
@@ -538,8 +539,8 @@ static int family_case(const char *fam, odims d, const double *sp, iwpp_context 
                                with_near ? " +nearest" : "", ref, g_cfg[0].name);
         bad = check_ok(iwpp_distance_transform(ctx, &vb, IWPP_EDT_EXACT, sp, &vg, with_near ? &vn : NULL), ctx, what);
         iwpp_stats st;
-        /* CUDA, 3D, unit spacing: one thread per line (cuda.edt_lines) */
-        const int lines = g_backend == IWPP_BACKEND_CUDA && d.d > 1 && !sp;
+        /* a GPU backend, 3D, unit spacing: one thread per line ({cuda,ocl}.edt_lines) */
+        const int lines = d.d > 1 && !sp;
         if (!bad && g_backend != IWPP_BACKEND_CPU &&
             (iwpp_context_stats(ctx, &st) != IWPP_OK ||
              (lines ? !strstr(st.variant, "edt-exact-lines")
@@ -602,7 +603,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_strided),    cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_long_lines), cmocka_unit_test(test_wide_rows),
         cmocka_unit_test(test_cuda_wide_lines), cmocka_unit_test(test_families),
-        cmocka_unit_test(test_banded_paths), cmocka_unit_test(test_cuda_lines),
+        cmocka_unit_test(test_banded_paths), cmocka_unit_test(test_lines_path),
     };
     int failed = HARNESS_RUN("edt", tests);
     harness_fini();

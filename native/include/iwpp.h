@@ -201,7 +201,7 @@ IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t b
  *   collection one pixel a thread instead of four), cuda.edt_lines (exact EDT with unit spacing,
  *   one thread per line: unset = 3D images, 1 = 2D too, 0 = never), ocl.rec_scans,
  *   ocl.edt_fresh, ocl.edt_local_mem, ocl.edt_rows, ocl.edt_cols, ocl.edt_row_threads,
- *   ocl.edt_wide_threads.
+ *   ocl.edt_wide_threads, ocl.edt_lines (as cuda.edt_lines).
  * A new context takes each key from the environment variable IWPP_<KEY> (upper case, '.' as
  * '_': cuda.stage_chunk <- IWPP_CUDA_STAGE_CHUNK); the library reads the environment nowhere
  * else. Tile workers take their caller's settings. Unknown keys and values longer than 31
