@@ -20,6 +20,8 @@
  *      other segments there; same candidates, same d2, same sites as the one-block kernels.
  *      IWPP_CUDA_EDT_WIDE=N forces them with segments of N pixels, 0 disables them (then long
  *      lines take one thread per line, the older kernels edt_pass_y3 / edt_pass_x).
+ * 3D images with unit spacing take none of the above but the lines path (edt_x1d, edt_lines_y,
+ * edt_lines_out; the solver in edt_lines.cuh): passes x, y, z, one thread per line, in integers.
  * One-thread-per-line envelopes keep their stacks (v, zn, zd) in device scratch laid out
  * [element][line], so that the threads of a warp (consecutive lines) touch consecutive words;
  * lines are processed in batches that bound the scratch.

@@ -23,7 +23,8 @@
  *      a row over several work-groups (edt_wide_build, then edt_wide_query); only where a
  *      64-item group cannot run, one work-item per row on planes transposed to [z][x][y]
  *      (edt_transpose32, edt_envelope pass 3, then edt_untranspose32/64).
- *
+ * 3D images with unit spacing take the lines path instead (edt_lines.cl, appended after
+ * edt_danielsson.cl): passes x, y, z, one work-item per line, in integers.
  *
  * Size: about 1150 lines: every kernel of the exact transform in one program, because OpenCL
  * builds a program per source and the passes share their envelope helpers.
