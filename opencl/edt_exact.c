@@ -103,8 +103,7 @@ typedef struct exact_plan {
 static void plan_lines(const iwpp_context *ctx, const iwpp_ocl *s, int intv, cl_int w, cl_int h, cl_int d,
                        exact_plan *P)
 {
-    const char *lv = iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_LINES);
-    const int want = lv ? atoi(lv) : -1;
+    const long long want = iwpp_tune_int(ctx, IWPP_TUNE_OCL_EDT_LINES, -1, 0, 1);
     const int other = iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_ROWS) || iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_COLS) ||
                       iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_LOCAL_MEM);
     const size_t cap = d > 1 ? (size_t)(h > d ? h : d) : (size_t)h;
@@ -210,17 +209,17 @@ static iwpp_status exact_alloc(iwpp_context *ctx, const exact_plan *P, exact_cal
     const size_t nb = ((size_t)c->w + RB_S - 1) / RB_S, nsb = (nb + RB_SB - 1) / RB_SB;
     const int serial_rows = P->rows == ROWS_SERIAL;
     iwpp_status rs;
-    if (P->lines) /* sx (ushort) in the site map, f2 and sy (ushort) in the 3D maps, the stacks */
-        return (rs = work_buf(ctx, fresh, W_SITES, n * 4, "the distance transform's site map", &c->sites,
-                              &c->own[0])) ||
-                       (c->is3 && ((rs = work_buf(ctx, fresh, W_NY2, n * 4, "the distance transform's plane map",
-                                                  &c->ny2, &c->own[2])) ||
-                                   (rs = work_buf(ctx, fresh, W_NZ2, n * 4, "the distance transform's site rows",
-                                                  &c->nz2, &c->own[3])))) ||
-                       (rs = work_buf(ctx, fresh, W_STACK, P->ln_items * (size_t)P->ln_cap * 8,
-                                      "the distance transform's stacks", &c->v, &c->own[4]))
-                   ? rs
-                   : IWPP_OK;
+    if (P->lines) { /* sx (ushort) in the site map, f2 and sy (ushort) in the 3D maps, the stacks */
+        if ((rs = work_buf(ctx, fresh, W_SITES, n * 4, "the distance transform's site map", &c->sites, &c->own[0])))
+            return rs;
+        if (c->is3 && ((rs = work_buf(ctx, fresh, W_NY2, n * 4, "the distance transform's plane map", &c->ny2,
+                                      &c->own[2])) ||
+                       (rs = work_buf(ctx, fresh, W_NZ2, n * 4, "the distance transform's site rows", &c->nz2,
+                                      &c->own[3]))))
+            return rs;
+        return work_buf(ctx, fresh, W_STACK, P->ln_items * (size_t)P->ln_cap * 8, "the distance transform's stacks",
+                        &c->v, &c->own[4]);
+    }
     if ((rs = work_buf(ctx, fresh, W_SITES, n * 4, "the distance transform's site map", &c->sites, &c->own[0])) ||
         (rs = work_buf(ctx, fresh, W_SEG, (size_t)len * nseg * 8, "the distance transform's segment table", &c->seg,
                        &c->own[1])))
