@@ -3,7 +3,8 @@
  * (mlqueue.cuh): every pixel holds its nearest background site packed in 64 bits (x, y, z: 21
  * bits each); a neighbour takes p's site if it is strictly closer, by a 64-bit atomicCAS retried
  * while it still is. 8-connected in 2D, 26 in 3D, as on the CPU; d2 is formed as on the CPU
- * (compiled with -fmad=false, as edt_exact.cu). Called from iwpp_cuda_edt (edt_exact.cu).
+ * (compiled with -fmad=false, as edt_exact.cu). While the front is smaller than cuda.dan_switch
+ * items per block, global rounds (dan_round) come first. Called from iwpp_cuda_edt (edt_exact.cu).
  */
 #include "mlqueue.cuh"
 
@@ -81,6 +82,34 @@ template <typename IdxT> struct dan_op {
     }
 };
 
+/* One global round, while the front is small (the block queues keep the territory of their
+ * share of the seeds, so with fewer seeds than blocks most blocks would sit idle while one floods
+ * the image): every listed pixel offers its site to its neighbours, and one that takes it is
+ * listed for the next round, once per round (mark[q] = round). The counts stay on the device:
+ * round r reads its count from cnt[r % 3], appends to cnt[(r + 1) % 3] and clears cnt[(r + 2) % 3]
+ * (round r - 1's input); cnt[3] adds up the items, cnt[4] the rounds that had work. */
+template <typename IdxT>
+__global__ void dan_round(dan_op<IdxT> op, const IdxT *in, IdxT *out, unsigned long long *cnt, unsigned *mark,
+                          unsigned round)
+{
+    const unsigned long long n = cnt[round % 3];
+    unsigned long long *out_n = cnt + (round + 1) % 3;
+    if (blockIdx.x == 0 && threadIdx.x == 0) { /* one writer, rounds in stream order */
+        cnt[(round + 2) % 3] = 0;
+        cnt[3] += n;
+        cnt[4] += n > 0;
+    }
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        typename dan_op<IdxT>::item it;
+        if (!op.load(in[i], it)) continue;
+        for (int k = 0; k < op.nbr(); ++k) {
+            IdxT q = 0;
+            if (op.visit(it, k, q) && atomicExch(mark + q, round) != round) out[atomicAdd(out_n, 1ull)] = q;
+        }
+    }
+}
+
 /* wavefront: pixels with a site that some neighbour would take */
 template <typename IdxT>
 __global__ void dan_collect(const unsigned long long *vr, geom g, double hx, double hy, double hz, IdxT *out,
@@ -120,9 +149,55 @@ __global__ void dan_final(const unsigned long long *vr, float *dist, int64_t *ne
     }
 }
 
+#define DAN_BATCH 8 /* rounds between reads of the count */
+#define DAN_SWITCH 4 /* front size, in items per queue block, from which the block queues take over (cuda.dan_switch) */
+#define DAN_FANOUT 26 /* a round lists each neighbour of its items at most once */
+
+/* Space for the global rounds' two lists of at most `until` * DAN_FANOUT items (and never more
+ * than the image), when the front is kept under `until` items. */
+static inline size_t dan_list_items(int64_t n, long long until)
+{
+    const long long m = until * DAN_FANOUT + 32;
+    return (size_t)(m < n ? m : n);
+}
+
+/* Global rounds from the `count` items at `list` while the front stays under `until` items;
+ * *list and *count become the front left. mark: n words (the distance output, written last). */
+template <typename IdxT>
+static iwpp_status dan_rounds(iwpp_context *ctx, const dan_op<IdxT> &op, IdxT *lists[2], unsigned *mark, int64_t n,
+                              long long until, const IdxT **list, long long *count)
+{
+    cuda_state *st = cu_state(ctx);
+    cudaStream_t s = st->stream;
+    unsigned long long *cnt = st->dctr + 8, *hcnt = st->hctr + 8;
+    CU_TRY(ctx, cudaMemsetAsync(mark, 0xFF, (size_t)n * sizeof(unsigned), s), "clearing the round marks");
+    CU_TRY(ctx, cudaMemsetAsync(cnt, 0, 5 * sizeof(unsigned long long), s), "clearing the round counters");
+    hcnt[0] = (unsigned long long)*count;
+    CU_TRY(ctx, cudaMemcpyAsync(cnt, hcnt, sizeof(unsigned long long), cudaMemcpyHostToDevice, s), "setting the count");
+    const unsigned blocks = (unsigned)st->sms * 2;
+    unsigned round = 0;
+    while (*count > 0 && *count < until) {
+        for (int r = 0; r < DAN_BATCH; ++r, ++round) {
+            dan_round<IdxT><<<blocks, 256, 0, s>>>(op, round == 0 ? *list : lists[(round - 1) & 1], lists[round & 1], cnt,
+                                                  mark, round);
+        }
+        CU_TRY(ctx, cudaMemcpyAsync(hcnt, cnt, 5 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
+               "reading the round counts");
+        iwpp_status e = cu_sync(ctx, "propagating in rounds");
+        if (e != IWPP_OK) return e;
+        *count = (long long)hcnt[round % 3];
+    }
+    if (round > 0) {
+        *list = lists[(round - 1) & 1];
+        ctx->stats.pixels_visited += (int64_t)hcnt[3];
+        ctx->stats.rounds += (int64_t)hcnt[4];
+    }
+    return IWPP_OK;
+}
+
 template <typename IdxT, int VARIANT>
 static iwpp_status dan_queue(iwpp_context *ctx, unsigned long long *vr, const geom &g, const double sp[3],
-                             char *work, size_t work_bytes)
+                             char *work, size_t work_bytes, unsigned *mark)
 {
     cuda_state *st = cu_state(ctx);
     cudaStream_t s = st->stream;
@@ -133,19 +208,23 @@ static iwpp_status dan_queue(iwpp_context *ctx, unsigned long long *vr, const ge
     if (es != IWPP_OK) return es;
     const int blocks = shape.blocks, threshold = shape.threshold;
     const size_t smem = shape.smem;
-    /* work space: wavefront (N items) | block queues | per-block counters */
+    /* work space: wavefront (N items) | the rounds' two lists | block queues | per-block counters */
+    const long long until = iwpp_tune_int(ctx, IWPP_TUNE_CUDA_DAN_SWITCH, DAN_SWITCH, 0, 1LL << 20) * blocks;
     const size_t init_bytes = ((size_t)N * sizeof(IdxT) + 255) & ~(size_t)255;
+    const size_t list_bytes = (dan_list_items(N, until) * sizeof(IdxT) + 255) & ~(size_t)255;
     const size_t gc_bytes = (size_t)blocks * sizeof(unsigned long long);
+    const size_t fixed = init_bytes + 2 * list_bytes + gc_bytes;
     long long cap;
     if (ctx->queue_capacity > 0) {
         cap = ctx->queue_capacity;
     } else {
-        cap = (long long)((work_bytes - init_bytes - gc_bytes) / ((size_t)blocks * 2 * sizeof(IdxT)));
+        cap = work_bytes > fixed ? (long long)((work_bytes - fixed) / ((size_t)blocks * 2 * sizeof(IdxT))) : 0;
     }
-    if (init_bytes + gc_bytes + (size_t)blocks * 2 * (size_t)cap * sizeof(IdxT) > work_bytes || cap < 1)
+    if (fixed + (size_t)blocks * 2 * (size_t)cap * sizeof(IdxT) > work_bytes || cap < 1)
         return iwpp_set_error(ctx, IWPP_EINTERNAL, "internal: Danielsson work space too small");
     IdxT *init = (IdxT *)work;
-    IdxT *gq = (IdxT *)(work + init_bytes);
+    IdxT *lists[2] = {(IdxT *)(work + init_bytes), (IdxT *)(work + init_bytes + list_bytes)};
+    IdxT *gq = (IdxT *)(work + init_bytes + 2 * list_bytes);
     unsigned long long *gcount = (unsigned long long *)((char *)gq + (size_t)blocks * 2 * (size_t)cap * sizeof(IdxT));
     unsigned long long *ctr = st->dctr;
     dan_op<IdxT> op;
@@ -161,11 +240,16 @@ static iwpp_status dan_queue(iwpp_context *ctx, unsigned long long *vr, const ge
                "reading the wavefront size");
         iwpp_status e = cu_sync(ctx, "collecting the wavefront");
         if (e != IWPP_OK) return e;
-        const long long count = (long long)st->hctr[0];
+        long long count = (long long)st->hctr[0];
         if (count == 0) break;
         if (pass > 0) ctx->stats.overflow_reruns++;
+        const IdxT *seeds = init;
+        if (pass == 0 && count < until) {
+            if ((e = dan_rounds<IdxT>(ctx, op, lists, mark, N, until, &seeds, &count)) != IWPP_OK) return e;
+            if (count == 0) break;
+        }
         bool overflowed = false;
-        e = mlq_launch(ctx, kern, blocks, smem, op, init, count, gq, cap, threshold, ctr, gcount, gc_bytes,
+        e = mlq_launch(ctx, kern, blocks, smem, op, seeds, count, gq, cap, threshold, ctr, gcount, gc_bytes,
                        &overflowed);
         if (e != IWPP_OK) return e;
         if (!overflowed) break;
@@ -175,9 +259,10 @@ static iwpp_status dan_queue(iwpp_context *ctx, unsigned long long *vr, const ge
 
 template <typename IdxT>
 static iwpp_status dan_variant(iwpp_context *ctx, unsigned long long *vr, const geom &g, const double sp[3],
-                               char *work, size_t work_bytes)
+                               char *work, size_t work_bytes, unsigned *mark)
 {
-    return mlq_by_variant(ctx, [&](auto v) { return dan_queue<IdxT, decltype(v)::value>(ctx, vr, g, sp, work, work_bytes); });
+    return mlq_by_variant(
+        ctx, [&](auto v) { return dan_queue<IdxT, decltype(v)::value>(ctx, vr, g, sp, work, work_bytes, mark); });
 }
 
 iwpp_status iwpp_cuda_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
@@ -198,8 +283,9 @@ iwpp_status iwpp_cuda_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, con
     /* block queues: N/2 items in all (or the requested capacity), at least 4096 per block */
     const int blocks_max = st->sms * 4;
     long long cap = ctx->queue_capacity > 0 ? ctx->queue_capacity : n / (2 * blocks_max) + 4096;
+    const long long until = iwpp_tune_int(ctx, IWPP_TUNE_CUDA_DAN_SWITCH, DAN_SWITCH, 0, 1LL << 20) * blocks_max;
     const size_t work_bytes = (((size_t)n * isz + 255) & ~(size_t)255) + (size_t)blocks_max * 2 * (size_t)cap * isz +
-                              (size_t)blocks_max * 8 + 256;
+                              2 * ((dan_list_items(n, until) * isz + 255) & ~(size_t)255) + (size_t)blocks_max * 8 + 256;
     void *mem = NULL;
     iwpp_status e = cu_scratch(ctx, vr_bytes + work_bytes, &mem);
     if (e != IWPP_OK) return e;
@@ -212,8 +298,9 @@ iwpp_status iwpp_cuda_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, con
     case IWPP_U16: dan_init<uint16_t><<<nb, 256, 0, s>>>((const uint16_t *)bin->ptr, vr, w, h, n); break;
     default: dan_init<float><<<nb, 256, 0, s>>>((const float *)bin->ptr, vr, w, h, n); break;
     }
-    e = small ? dan_variant<unsigned int>(ctx, vr, g, sp, work, work_bytes)
-              : dan_variant<unsigned long long>(ctx, vr, g, sp, work, work_bytes);
+    unsigned *mark = (unsigned *)dist->ptr; /* the rounds' marks, until dan_final writes the distances */
+    e = small ? dan_variant<unsigned int>(ctx, vr, g, sp, work, work_bytes, mark)
+              : dan_variant<unsigned long long>(ctx, vr, g, sp, work, work_bytes, mark);
     if (e != IWPP_OK) return e;
     dan_final<<<nb, 256, 0, s>>>(vr, (float *)dist->ptr, nearest ? (int64_t *)nearest->ptr : NULL, w, h, n, sp[0],
                                  sp[1], sp[2]);

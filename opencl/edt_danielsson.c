@@ -1,26 +1,55 @@
 /*
  * edt_danielsson.c - the Danielsson distance transform on OpenCL (kernels: edt_danielsson.cl):
- * IWPP propagation of 32-bit nearest-background indices, rounds of a list of changed pixels
- * (edt_dan_round) in batches between reads of the counts, then distances and indices from the
- * sites (edt_dan_final). Entry: edt.c. The CUDA version: cuda/edt_danielsson.cu.
+ * IWPP propagation of nearest-background sites from the background's contour. While the front is
+ * small, global rounds over one list (edt_dan_round, in batches between reads of the count);
+ * once it holds ocl.dan_switch items per work-group, the work-group queues of mlqueue.cl
+ * (edt_dan_queue, as the reconstruction's), re-seeded from the partial result after an overflow
+ * (edt_dan_seed); then distances and indices from the sites (edt_dan_final). Entry: edt.c. The
+ * CUDA version: cuda/edt_danielsson.cu.
  */
 #include "ocl.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Rounds go in batches of DAN_BATCH between reads of the counts (they stay on the device; a round
  * whose list is empty does nothing), so the host waits once per batch instead of once per round. */
 enum { DAN_BATCH = 8 };
+/* Front size, in items per work-group, from which the work-group queues take over (ocl.dan_switch).
+ * A group's queue keeps the territory of its share of the seeds, so with fewer seeds than groups
+ * most groups would sit idle while one floods the image (a single background pixel). */
+#define DAN_SWITCH 4
+
+enum { K_INIT, K_SEED, K_ROUND, K_QUEUE, K_FINAL, K_COUNT };
+static const char *const dan_kernel_names[K_COUNT] = {"edt_dan_init", "edt_dan_seed", "edt_dan_round",
+                                                      "edt_dan_queue", "edt_dan_final"};
 
 typedef struct dan_call {
     iwpp_ocl *s;
-    cl_int w, h, d, noffs;
+    cl_kernel k[K_COUNT];
+    cl_int w, h, d, sy, sz, noffs;
     cl_uint n;
     cl_double hx, hy, hz;
-    cl_mem vr, la, lb, mark, cnt, offs;
-    int64_t visited, rounds;
+    iwpp_ocl_mlq q;
+    cl_mem vr, la, lb, mark, cnt, offs, gq, qcnt, gstats;
+    cl_uint *host; /* 2 + 2 G words: the queue's counters and statistics */
 } dan_call;
+
+static int bits_for(int64_t v)
+{
+    int b = 0;
+    while (b < 62 && ((int64_t)1 << b) <= v) ++b;
+    return b;
+}
+
+/* Packed sites where x, y, z fit in 31 bits (sy > 0), else linear indices (sy = 0). */
+static void dan_packing(dan_call *c)
+{
+    const int bx = bits_for(c->w - 1) > 0 ? bits_for(c->w - 1) : 1, by = bits_for(c->h - 1), bz = bits_for(c->d - 1);
+    c->sy = c->sz = 0;
+    if (bx + by + bz <= 31) c->sy = bx, c->sz = bx + by;
+}
 
 static iwpp_status dan_alloc(iwpp_context *ctx, const iwpp_buf *bin, dan_call *c)
 {
@@ -28,143 +57,201 @@ static iwpp_status dan_alloc(iwpp_context *ctx, const iwpp_buf *bin, dan_call *c
     int noffs = 0;
     iwpp_status rs;
     if ((rs = iwpp_ocl_offsets(ctx, 26, bin, &c->offs, &noffs)) ||
+        (rs = iwpp_ocl_mlq_plan(ctx, c->k[K_QUEUE], noffs, c->n, "Danielsson distance transform", &c->q)) ||
         (rs = iwpp_ocl_alloc(ctx, n4, "the nearest-site map", &c->vr)) ||
         (rs = iwpp_ocl_alloc(ctx, n4, "the propagation list", &c->la)) ||
         (rs = iwpp_ocl_alloc(ctx, n4, "the propagation list", &c->lb)) ||
         (rs = iwpp_ocl_alloc(ctx, n4, "the propagation marks", &c->mark)) ||
-        (rs = iwpp_ocl_alloc(ctx, 6 * 4, "the propagation counters", &c->cnt)))
+        (rs = iwpp_ocl_alloc(ctx, 6 * 4, "the propagation counters", &c->cnt)) ||
+        (rs = iwpp_ocl_alloc(ctx, (size_t)c->q.cap * 2 * c->q.G * 4, "the per-group queues", &c->gq)) ||
+        (rs = iwpp_ocl_alloc(ctx, (2 + c->q.G) * 4, "the queue counters", &c->qcnt)) ||
+        (rs = iwpp_ocl_alloc(ctx, 2 * c->q.G * 4, "the queue statistics", &c->gstats)))
         return rs;
     c->noffs = noffs;
+    c->host = (cl_uint *)malloc((2 + 2 * c->q.G) * sizeof(cl_uint));
+    if (!c->host) return iwpp_set_error(ctx, IWPP_ENOMEM, "OpenCL Danielsson distance transform: out of host memory");
     return IWPP_OK;
 }
 
 static void dan_free(dan_call *c)
 {
-    cl_mem all[] = {c->vr, c->la, c->lb, c->mark, c->cnt, c->offs};
+    cl_mem all[] = {c->vr, c->la, c->lb, c->mark, c->cnt, c->offs, c->gq, c->qcnt, c->gstats};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) iwpp_ocl_release(c->s, all[i]);
+    free(c->host);
+}
+
+/* vr, w, h, d, sy, sz: the arguments most kernels start with. */
+static void ka_sites(iwpp_kargs *a, const dan_call *c)
+{
+    ka_mem(a, c->vr);
+    ka_int(a, c->w);
+    ka_int(a, c->h);
+    ka_int(a, c->d);
+    ka_int(a, c->sy);
+    ka_int(a, c->sz);
+}
+
+static void ka_spacing(iwpp_kargs *a, const dan_call *c)
+{
+    ka_double(a, c->hx);
+    ka_double(a, c->hy);
+    ka_double(a, c->hz);
 }
 
 /* Sites of the background, the first list (its length in *in_n). */
-static cl_int dan_init(dan_call *c, cl_kernel k, cl_mem bin, size_t lg, cl_uint *in_n)
+static cl_int dan_init(dan_call *c, cl_mem bin, size_t lg, cl_uint *in_n)
 {
     iwpp_ocl *s = c->s;
     const cl_uint zero = 0, ones = 0xffffffffu;
     cl_int err = s->api->clEnqueueFillBuffer(s->queue, c->cnt, &zero, 4, 0, 6 * 4, 0, NULL, NULL);
     if (err == CL_SUCCESS)
         err = s->api->clEnqueueFillBuffer(s->queue, c->mark, &ones, 4, 0, (size_t)c->n * 4, 0, NULL, NULL);
-    iwpp_kargs a = iwpp_kargs_of(s, k);
+    iwpp_kargs a = iwpp_kargs_of(s, c->k[K_INIT]);
     ka_mem(&a, bin);
-    ka_mem(&a, c->vr);
-    ka_int(&a, c->w);
-    ka_int(&a, c->h);
-    ka_int(&a, c->d);
+    ka_sites(&a, c);
     ka_mem(&a, c->offs);
     ka_int(&a, c->noffs);
     ka_uint(&a, c->n);
     ka_mem(&a, c->la);
     ka_mem(&a, c->cnt);
     if (err == CL_SUCCESS) err = a.err;
-    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k, c->n, lg);
+    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, c->k[K_INIT], c->n, lg);
     if (err == CL_SUCCESS) err = s->api->clEnqueueReadBuffer(s->queue, c->cnt, CL_TRUE, 0, 4, in_n, 0, NULL, NULL);
     return err;
 }
 
-static cl_int round_args(const dan_call *c, cl_kernel k, cl_uint round)
-{
-    iwpp_kargs a = iwpp_kargs_of(c->s, k);
-    ka_mem(&a, c->vr);
-    ka_int(&a, c->w);
-    ka_int(&a, c->h);
-    ka_int(&a, c->d);
-    ka_mem(&a, c->offs);
-    ka_int(&a, c->noffs);
-    ka_mem(&a, c->la);
-    ka_mem(&a, c->lb);
-    ka_mem(&a, c->cnt);
-    ka_mem(&a, c->mark);
-    ka_uint(&a, round);
-    ka_double(&a, c->hx);
-    ka_double(&a, c->hy);
-    ka_double(&a, c->hz);
-    return a.err;
-}
-
-/* Rounds until a list is empty; each round covers its list with a grid-stride loop over at most
- * `cap` items. */
-static cl_int dan_rounds(dan_call *c, cl_kernel k, cl_uint in_n)
+/* Global rounds while the list holds fewer than `until` items (or until it is empty); the list
+ * left is c->la, its length *in_n. */
+static cl_int dan_rounds(iwpp_context *ctx, dan_call *c, cl_uint *in_n, cl_uint until)
 {
     iwpp_ocl *s = c->s;
+    cl_kernel k = c->k[K_ROUND];
     const size_t lr = s->is_gpu ? 256 : 64;
     const size_t cap = (size_t)(s->compute_units > 0 ? s->compute_units : 1) * (s->is_gpu ? 2048 : 256);
     cl_uint round = 0;
     cl_int err = CL_SUCCESS;
-    while (err == CL_SUCCESS && in_n > 0) {
-        size_t gsz = (size_t)in_n * 4;
+    cl_uint cnt[6] = {0, 0, 0, 0, 0, 0};
+    while (err == CL_SUCCESS && *in_n > 0 && *in_n < until) {
+        size_t gsz = (size_t)*in_n * 4;
         if (gsz < 4096) gsz = 4096;
         if (gsz > cap) gsz = cap;
         for (int r = 0; r < DAN_BATCH && err == CL_SUCCESS; ++r) {
-            err = round_args(c, k, round);
+            iwpp_kargs a = iwpp_kargs_of(s, k);
+            ka_sites(&a, c);
+            ka_mem(&a, c->offs);
+            ka_int(&a, c->noffs);
+            ka_mem(&a, c->la);
+            ka_mem(&a, c->lb);
+            ka_mem(&a, c->cnt);
+            ka_mem(&a, c->mark);
+            ka_uint(&a, round);
+            ka_spacing(&a, c);
+            err = a.err;
             if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k, gsz, lr);
             cl_mem t = c->la;
             c->la = c->lb;
             c->lb = t;
             ++round;
         }
-        cl_uint cnt[6] = {0, 0, 0, 0, 0, 0};
         if (err == CL_SUCCESS) err = s->api->clEnqueueReadBuffer(s->queue, c->cnt, CL_TRUE, 0, sizeof cnt, cnt, 0, NULL, NULL);
-        in_n = cnt[round % 3];
-        c->visited = (int64_t)cnt[3] + ((int64_t)cnt[4] << 32);
-        c->rounds = cnt[5];
+        *in_n = cnt[round % 3];
+    }
+    ctx->stats.pixels_visited += (int64_t)cnt[3] + ((int64_t)cnt[4] << 32);
+    ctx->stats.rounds += cnt[5];
+    return err;
+}
+
+/* After an overflow: the pixels whose site a neighbour would still take, listed in c->la. */
+static cl_int dan_reseed(dan_call *c, size_t lg, cl_uint *in_n)
+{
+    iwpp_ocl *s = c->s;
+    const cl_uint zero = 0;
+    cl_int err = s->api->clEnqueueFillBuffer(s->queue, c->qcnt, &zero, 4, 0, (2 + c->q.G) * 4, 0, NULL, NULL);
+    iwpp_kargs a = iwpp_kargs_of(s, c->k[K_SEED]);
+    ka_sites(&a, c);
+    ka_mem(&a, c->offs);
+    ka_int(&a, c->noffs);
+    ka_uint(&a, c->n);
+    ka_mem(&a, c->la);
+    ka_mem(&a, c->qcnt);
+    ka_spacing(&a, c);
+    if (err == CL_SUCCESS) err = a.err;
+    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, c->k[K_SEED], c->n, lg);
+    if (err == CL_SUCCESS) err = s->api->clEnqueueReadBuffer(s->queue, c->qcnt, CL_TRUE, 0, 4, in_n, 0, NULL, NULL);
+    return err;
+}
+
+/* The work-group queues from the list in c->la, re-seeded after each overflow. */
+static cl_int dan_queues(iwpp_context *ctx, dan_call *c, size_t lg, cl_uint in_n)
+{
+    iwpp_ocl *s = c->s;
+    const cl_uint zero = 0;
+    cl_int err = s->api->clEnqueueFillBuffer(s->queue, c->qcnt, &zero, 4, 0, (2 + c->q.G) * 4, 0, NULL, NULL);
+    while (err == CL_SUCCESS && in_n > 0) {
+        int overflow = 0;
+        iwpp_kargs a = iwpp_kargs_of(s, c->k[K_QUEUE]);
+        ka_sites(&a, c);
+        ka_mem(&a, c->offs);
+        ka_int(&a, c->noffs);
+        ka_spacing(&a, c);
+        iwpp_ocl_mlq_args(&a, &c->q, c->la, in_n, c->gq, c->qcnt, c->gstats);
+        err = a.err;
+        if (err == CL_SUCCESS) err = iwpp_ocl_mlq_run(ctx, c->k[K_QUEUE], &c->q, c->qcnt, c->gstats, c->host, &overflow);
+        if (err != CL_SUCCESS || !overflow) break;
+        ctx->stats.overflow_reruns++;
+        err = dan_reseed(c, lg, &in_n);
     }
     return err;
 }
 
-static cl_int dan_final(const dan_call *c, cl_kernel k, cl_mem md, cl_mem mn, cl_int want, size_t lg)
+static cl_int dan_final(const dan_call *c, cl_mem md, cl_mem mn, cl_int want, size_t lg)
 {
-    iwpp_kargs a = iwpp_kargs_of(c->s, k);
+    iwpp_kargs a = iwpp_kargs_of(c->s, c->k[K_FINAL]);
     ka_mem(&a, c->vr);
     ka_mem(&a, md);
     ka_mem(&a, mn);
     ka_int(&a, want);
     ka_int(&a, c->w);
     ka_int(&a, c->h);
+    ka_int(&a, c->sy);
+    ka_int(&a, c->sz);
     ka_uint(&a, c->n);
-    ka_double(&a, c->hx);
-    ka_double(&a, c->hy);
-    ka_double(&a, c->hz);
+    ka_spacing(&a, c);
     cl_int err = a.err;
-    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(c->s, k, c->n, lg);
+    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(c->s, c->k[K_FINAL], c->n, lg);
     return err == CL_SUCCESS ? c->s->api->clFinish(c->s->queue) : err;
 }
 
 iwpp_status iwpp_ocl_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
                                     iwpp_buf *nearest)
 {
-    static const char *const names[3] = {"edt_dan_init", "edt_dan_round", "edt_dan_final"};
-    cl_kernel k[3];
-    iwpp_status rs;
-    for (int i = 0; i < 3; ++i)
-        if ((rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, names[i], &k[i]))) return rs;
     dan_call c;
     memset(&c, 0, sizeof c);
+    iwpp_status rs;
+    for (int i = 0; i < K_COUNT; ++i)
+        if ((rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, bin->type, dan_kernel_names[i], &c.k[i]))) return rs;
     c.s = iwpp_ocl_state(ctx);
     c.w = (cl_int)bin->w, c.h = (cl_int)bin->h, c.d = (cl_int)bin->d, c.n = (cl_uint)iwpp_buf_count(bin);
     c.hx = sp[0], c.hy = sp[1], c.hz = sp[2];
+    dan_packing(&c);
     /* a fixed group size on CPU devices: PoCL compiles a kernel once per group size, and the
      * runtime's choice follows the (per-round) global size */
     const size_t lg = c.s->is_gpu ? 0 : 64;
+    ctx->stats.pixels_visited = ctx->stats.rounds = ctx->stats.overflow_reruns = 0; /* the phases add */
     if (!(rs = dan_alloc(ctx, bin, &c))) {
+        const long long per_group = iwpp_tune_int(ctx, IWPP_TUNE_OCL_DAN_SWITCH, DAN_SWITCH, 0, 1LL << 20);
+        const uint64_t until64 = (uint64_t)per_group * c.q.G;
+        const cl_uint until = until64 > 0xffffffffu ? 0xffffffffu : (cl_uint)until64;
         cl_uint in_n = 0;
         cl_mem md = (cl_mem)dist->ptr, mn = nearest ? (cl_mem)nearest->ptr : md;
-        cl_int err = dan_init(&c, k[0], (cl_mem)bin->ptr, lg, &in_n);
-        if (err == CL_SUCCESS) err = dan_rounds(&c, k[1], in_n);
-        if (err == CL_SUCCESS) err = dan_final(&c, k[2], md, mn, nearest != NULL, lg);
+        cl_int err = dan_init(&c, (cl_mem)bin->ptr, lg, &in_n);
+        if (err == CL_SUCCESS) err = dan_rounds(ctx, &c, &in_n, until);
+        if (err == CL_SUCCESS) err = dan_queues(ctx, &c, lg, in_n);
+        if (err == CL_SUCCESS) err = dan_final(&c, md, mn, nearest != NULL, lg);
         if (err != CL_SUCCESS) rs = iwpp_ocl_fail(ctx, err, "the Danielsson distance transform kernels");
     }
     dan_free(&c);
     if (rs) return rs;
-    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "%s", "ocl-edt-danielsson");
-    ctx->stats.pixels_visited = c.visited;
-    ctx->stats.rounds = c.rounds;
+    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-edt-danielsson/%s", c.q.vname);
     return IWPP_OK;
 }

@@ -107,6 +107,30 @@ static inline cl_int iwpp_ocl_keys(iwpp_ocl *s, cl_kernel k, cl_mem dst, cl_mem 
     return a.err != CL_SUCCESS ? a.err : iwpp_ocl_run1d(s, k, n, 0);
 }
 
+/* The work-group queues of mlqueue.cl's MLQ_GROUP_ROUNDS (host side: mlqueue.c), shared by the
+ * reconstruction and the Danielsson EDT. */
+typedef struct iwpp_ocl_mlq {
+    size_t L, G;        /* work-group size, work-groups */
+    cl_uint K;          /* private queue entries per neighbour (multi-level) */
+    cl_int variant;     /* 0 multi-level, 1 atomic, 2 prefix-sum (the kernels' switch) */
+    const char *vname;  /* "multilevel", "atomic", "prefixsum" */
+    size_t tq_words;    /* private queue words in local memory */
+    cl_uint bq_cap;     /* work-group queue entries */
+    cl_uint cap;        /* per-group global queue capacity (an in and an out half each) */
+} iwpp_ocl_mlq;
+/** Sizes the queues for kernel @p k, @p noffs neighbours and an image of @p n pixels, from the
+ *  device and the context's queue settings; @p what names the operation in errors. */
+iwpp_status iwpp_ocl_mlq_plan(iwpp_context *ctx, cl_kernel k, int noffs, uint64_t n, const char *what,
+                              iwpp_ocl_mlq *q);
+/** Sets the queue kernel's trailing arguments, seeds .. variant (MLQ_GROUP_ROUNDS's names). */
+void iwpp_ocl_mlq_args(iwpp_kargs *a, const iwpp_ocl_mlq *q, cl_mem seeds, cl_uint nseeds, cl_mem gq,
+                       cl_mem counters, cl_mem gstats);
+/** Runs queue kernel @p k (its arguments set) and waits: adds the items taken and the largest
+ *  group's rounds to ctx's stats; *overflow = a queue overflowed (counters[1]). host: scratch of
+ *  2 + 2 G words. */
+cl_int iwpp_ocl_mlq_run(iwpp_context *ctx, cl_kernel k, const iwpp_ocl_mlq *q, cl_mem counters, cl_mem gstats,
+                        cl_uint *host, int *overflow);
+
 /* Operation files. */
 /** The two distance transforms (edt_exact.c, edt_danielsson.c; entry iwpp_ocl_edt in edt.c). */
 iwpp_status iwpp_ocl_edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,

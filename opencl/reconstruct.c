@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TQ_CAP 32 /* private queue entries per work-item (multi-level variant) */
 #define SCAN_SEG_X 16 /* scan segment length along x (work-items of a row share cache lines) */
 #define SCAN_SEG 32   /* scan segment length along y and z */
 /* Raster + anti-raster iterations before the queue: 2 with 4/6-connectivity, 1 with 8/18/26.
@@ -36,13 +35,9 @@
 
 /* What the plan chose for one call of the queue algorithm. */
 typedef struct rec_plan {
-    size_t L, Ls, G;          /* queue / seed work-group sizes, queue work-groups */
-    cl_uint K;                /* private queue entries per neighbour (multi-level) */
-    cl_int variant;           /* 0 multi-level, 1 atomic, 2 prefix-sum (rec_queue's switch) */
-    const char *vname;
-    size_t tq_words;          /* private queue words in local memory */
-    cl_uint bq_cap;           /* work-group queue entries */
-    cl_uint cap, seed_cap;    /* per-group queue capacity, seed list capacity */
+    iwpp_ocl_mlq q;           /* the work-group queues (mlqueue.c) */
+    size_t Ls;                /* seed work-group size */
+    cl_uint seed_cap;         /* seed list capacity */
     int noffs, naxes, scan_its;
 } rec_plan;
 
@@ -106,36 +101,6 @@ static int use_megapixel(iwpp_context *ctx, const iwpp_buf *marker)
     return 0;
 }
 
-/* Queue variant, private queue depth and local memory split. */
-static iwpp_status plan_queue(iwpp_context *ctx, rec_plan *p)
-{
-    iwpp_ocl *s = iwpp_ocl_state(ctx);
-    const int nb = p->noffs > 0 ? p->noffs : 1;
-    p->K = 1, p->variant = 0, p->vname = "ocl-fh/multilevel";
-    if (ctx->queue_variant == IWPP_QUEUE_ATOMIC) {
-        p->variant = 1, p->vname = "ocl-fh/atomic";
-    } else if (ctx->queue_variant == IWPP_QUEUE_PREFIXSUM) {
-        p->variant = 2, p->vname = "ocl-fh/prefixsum";
-    } else {
-        p->K = p->noffs > 0 ? (cl_uint)(TQ_CAP / p->noffs) : 1;
-        if (p->K < 1) p->K = 1;
-    }
-    /* Local memory: private queues (L * K * noffs words), the scan (L), the work-group queue
-     * (bq_cap, at most 2048 and at least 256). */
-    const cl_ulong lwords = s->local_mem / sizeof(cl_uint) - 64;
-    p->tq_words = p->L * p->K * (size_t)nb;
-    while (p->K > 1 && p->tq_words + p->L + 256 > lwords) p->tq_words = p->L * --p->K * (size_t)nb;
-    if (p->tq_words + p->L + 256 > lwords)
-        return iwpp_set_error(ctx, IWPP_EUNSUPPORTED,
-                              "OpenCL: %s has only %llu bytes of local memory; the reconstruction "
-                              "queue needs %llu; use the CPU backend",
-                              s->name, (unsigned long long)s->local_mem,
-                              (unsigned long long)((p->tq_words + p->L + 256 + 64) * 4));
-    p->bq_cap = 2048;
-    if ((cl_ulong)p->bq_cap + p->L + p->tq_words > lwords) p->bq_cap = (cl_uint)(lwords - p->L - p->tq_words);
-    return IWPP_OK;
-}
-
 /* Every size of one call from the device's limits, the image and the context's settings. */
 static iwpp_status rec_plan_make(iwpp_context *ctx, const iwpp_buf *marker, const cl_kernel k[K_COUNT],
                                  int noffs, rec_plan *p)
@@ -145,22 +110,10 @@ static iwpp_status rec_plan_make(iwpp_context *ctx, const iwpp_buf *marker, cons
     memset(p, 0, sizeof *p);
     p->noffs = noffs;
     p->naxes = marker->d > 1 ? 3 : 2;
-    p->L = iwpp_ocl_group_size(s, k[K_QUEUE], s->is_gpu ? 256 : 64);
     p->Ls = iwpp_ocl_group_size(s, k[K_SEED], s->is_gpu ? 256 : 64);
-    p->G = (size_t)s->compute_units * (s->is_gpu ? 8 : 2);
-    if (p->G < 1) p->G = 1;
-    if (p->G > 4096) p->G = 4096;
-    iwpp_status rs = plan_queue(ctx, p);
+    iwpp_status rs = iwpp_ocl_mlq_plan(ctx, k[K_QUEUE], noffs, n, "reconstruction", &p->q);
     if (rs) return rs;
-    /* queue capacity per group (each group has an in and an out half) */
-    uint64_t cap64 = (uint64_t)ctx->queue_capacity;
-    if (ctx->queue_capacity <= 0) {
-        cap64 = (n < (1u << 25) ? n : (1u << 25)) / p->G;
-        if (cap64 < 4096) cap64 = 4096;
-    }
-    if (cap64 * p->G * 2 > 0x7fffffffULL) cap64 = 0x7fffffffULL / (p->G * 2);
-    p->cap = (cl_uint)cap64;
-    p->seed_cap = (cl_uint)(cap64 * p->G);
+    p->seed_cap = (cl_uint)((uint64_t)p->q.cap * p->q.G);
     /* raster + anti-raster iterations (tuning key ocl.rec_scans, 0..64) */
     p->scan_its = noffs == 2 * p->naxes ? SCAN_ITERATIONS_FACE : SCAN_ITERATIONS_FULLNB;
     p->scan_its = (int)iwpp_tune_int(ctx, IWPP_TUNE_OCL_REC_SCANS, p->scan_its, 0, 64);
@@ -193,9 +146,9 @@ static iwpp_status rec_alloc(iwpp_context *ctx, const rec_plan *p, const iwpp_bu
                 return rs;
     if ((rs = iwpp_ocl_alloc(ctx, n * 4, "the reconstruction working image", &j->J)) ||
         (rs = iwpp_ocl_alloc(ctx, (size_t)p->seed_cap * 4, "the seed queue", &j->seeds)) ||
-        (rs = iwpp_ocl_alloc(ctx, (size_t)p->cap * 2 * p->G * 4, "the per-group queues", &j->gq)) ||
-        (rs = iwpp_ocl_alloc(ctx, (2 + p->G) * 4, "the queue counters", &j->counters)) ||
-        (rs = iwpp_ocl_alloc(ctx, 2 * p->G * 4, "the queue statistics", &j->gstats)) ||
+        (rs = iwpp_ocl_alloc(ctx, (size_t)p->q.cap * 2 * p->q.G * 4, "the per-group queues", &j->gq)) ||
+        (rs = iwpp_ocl_alloc(ctx, (2 + p->q.G) * 4, "the queue counters", &j->counters)) ||
+        (rs = iwpp_ocl_alloc(ctx, 2 * p->q.G * 4, "the queue statistics", &j->gstats)) ||
         (rs = iwpp_ocl_alloc(ctx, scan_table_bytes(marker, p->naxes), "the scan segment table", &j->F)))
         return rs;
     return IWPP_OK;
@@ -296,43 +249,23 @@ static cl_int queue_args(iwpp_ocl *s, cl_kernel k, const rec_plan *p, const rec_
     ka_image(&a, j, m, mask, inv);
     ka_mem(&a, j->offs);
     ka_int(&a, p->noffs);
-    ka_mem(&a, j->seeds);
-    ka_uint(&a, nseeds);
-    ka_mem(&a, j->gq);
-    ka_uint(&a, p->cap);
-    ka_mem(&a, j->counters);
-    ka_mem(&a, j->gstats);
-    ka_local(&a, p->bq_cap * sizeof(cl_uint));
-    ka_uint(&a, p->bq_cap);
-    ka_local(&a, (p->L + 1) * sizeof(cl_uint));
-    ka_local(&a, p->tq_words * sizeof(cl_uint));
-    ka_uint(&a, p->K);
-    ka_int(&a, p->variant);
+    iwpp_ocl_mlq_args(&a, &p->q, j->seeds, nseeds, j->gq, j->counters, j->gstats);
     return a.err;
 }
 
-/* One round of the queue phase: seeds, then the queue kernel; host[0..1] = seed count and
- * overflow flag, host[2..] = per-group visited and rounds. *nseeds = 0 when nothing moves. */
-static cl_int queue_round(iwpp_ocl *s, const rec_plan *p, const cl_kernel k[K_COUNT], const rec_job *j,
-                          const iwpp_buf *m, cl_mem mask, cl_uint inv, cl_uint *host, cl_uint *nseeds)
+/* The seeds of one round of the queue phase; *nseeds = 0 when nothing moves. */
+static cl_int seed_round(iwpp_ocl *s, const rec_plan *p, const cl_kernel k[K_COUNT], const rec_job *j,
+                         const iwpp_buf *m, cl_mem mask, cl_uint inv, cl_uint *host, cl_uint *nseeds)
 {
     const cl_uint zero = 0;
     const cl_uint n = (cl_uint)iwpp_buf_count(m);
-    cl_int err = s->api->clEnqueueFillBuffer(s->queue, j->counters, &zero, sizeof zero, 0, (2 + p->G) * 4, 0, NULL, NULL);
+    cl_int err = s->api->clEnqueueFillBuffer(s->queue, j->counters, &zero, sizeof zero, 0, (2 + p->q.G) * 4, 0, NULL,
+                                             NULL);
     if (err == CL_SUCCESS) err = seed_args(s, k[K_SEED], p, j, m, mask, inv);
     if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k[K_SEED], n, p->Ls);
     if (err == CL_SUCCESS)
         err = s->api->clEnqueueReadBuffer(s->queue, j->counters, CL_TRUE, 0, 2 * sizeof(cl_uint), host, 0, NULL, NULL);
     *nseeds = err == CL_SUCCESS ? (host[0] < p->seed_cap ? host[0] : p->seed_cap) : 0;
-    if (*nseeds == 0) return err;
-    size_t global = p->G * p->L, L = p->L;
-    err = queue_args(s, k[K_QUEUE], p, j, m, mask, inv, *nseeds);
-    if (err == CL_SUCCESS) err = s->api->clEnqueueNDRangeKernel(s->queue, k[K_QUEUE], 1, NULL, &global, &L, 0, NULL, NULL);
-    if (err == CL_SUCCESS)
-        err = s->api->clEnqueueReadBuffer(s->queue, j->counters, CL_TRUE, 0, 2 * sizeof(cl_uint), host, 0, NULL, NULL);
-    if (err == CL_SUCCESS)
-        err = s->api->clEnqueueReadBuffer(s->queue, j->gstats, CL_TRUE, 0, 2 * p->G * sizeof(cl_uint), host + 2, 0,
-                                          NULL, NULL);
     return err;
 }
 
@@ -341,19 +274,16 @@ static iwpp_status run_queue(iwpp_context *ctx, const rec_plan *p, const cl_kern
                              const iwpp_buf *m, cl_mem mask, cl_uint inv)
 {
     iwpp_ocl *s = iwpp_ocl_state(ctx);
-    cl_uint *host = malloc((2 + 2 * p->G) * sizeof(cl_uint));
+    cl_uint *host = malloc((2 + 2 * p->q.G) * sizeof(cl_uint));
     if (!host) return iwpp_set_error(ctx, IWPP_ENOMEM, "OpenCL reconstruction: out of host memory");
     cl_int err = CL_SUCCESS;
     for (;;) {
         cl_uint nseeds = 0;
-        if ((err = queue_round(s, p, k, j, m, mask, inv, host, &nseeds)) != CL_SUCCESS || nseeds == 0) break;
-        int64_t rmax = 0;
-        for (size_t g = 0; g < p->G; ++g) {
-            ctx->stats.pixels_visited += host[2 + 2 * g];
-            if ((int64_t)host[3 + 2 * g] > rmax) rmax = host[3 + 2 * g];
-        }
-        ctx->stats.rounds += rmax;
-        if (!host[1]) break;
+        int overflow = 0;
+        if ((err = seed_round(s, p, k, j, m, mask, inv, host, &nseeds)) != CL_SUCCESS || nseeds == 0) break;
+        err = queue_args(s, k[K_QUEUE], p, j, m, mask, inv, nseeds);
+        if (err == CL_SUCCESS) err = iwpp_ocl_mlq_run(ctx, k[K_QUEUE], &p->q, j->counters, j->gstats, host, &overflow);
+        if (err != CL_SUCCESS || !overflow) break;
         ctx->stats.overflow_reruns++;
     }
     free(host);
@@ -418,7 +348,7 @@ static iwpp_status ocl_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iw
         rs = fh_run(ctx, &p, k, &j, marker, mask, mode == IWPP_BY_EROSION ? 0xffffffffu : 0u);
     job_free(&j);
     if (rs) return rs;
-    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "%s", p.vname);
+    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-fh/%s", p.q.vname);
     ctx->stats.compute_ms = iwpp_now_ms() - t0;
     return IWPP_OK;
 }

@@ -16,10 +16,6 @@
  * multi-level queue (mlqueue.cl) until their queues are empty.
  */
 
-#define VARIANT_MULTILEVEL 0
-#define VARIANT_ATOMIC 1
-#define VARIANT_PREFIXSUM 2
-
 /*
  * Phase 1 as parallel scans. Along one line, in the scan direction,
  *   v[i] = min(m[i], max(a[i], v[i-1])),  a[i] = max(J[i], J at the neighbours
@@ -198,93 +194,35 @@ __kernel void rec_seed(__global const uint *J, __global const pix_t *I, uint inv
 }
 
 /*
- * Queue phase. Work-group g takes its equal share of the seed list, then runs
- * rounds: its work-items take the round's items K at a time, relax their
- * neighbours with atomic_max and queue every neighbour they raised; the
- * queued items are the next round's input. tq: K * noffs entries per
- * work-item (the private queues, in local memory). gq holds two halves (in/out) of
- * cap items per group. gstats[2g] = items taken, gstats[2g+1] = rounds.
- * variant: VARIANT_MULTILEVEL (private + local + global queue, the private
- * queues moved into the local one with a local atomic per work-item: mlq_push),
- * VARIANT_PREFIXSUM (the same with K = 1: the local queue updated after every
- * item), VARIANT_ATOMIC (one global atomic per queued item).
+ * Queue phase (MLQ_GROUP_ROUNDS, mlqueue.cl): each listed pixel p raises its neighbours with
+ * atomic_max, and every neighbour it raised is queued.
  */
+#define REC_VISIT(p)                                                                                   \
+    do {                                                                                               \
+        const uint p_ = (p);                                                                           \
+        const uint v = Jv[p_]; /* coherent read: p may have been raised by another group */            \
+        const int3 c = coords_of(p_, w, h);                                                            \
+        for (int k = 0; k < noffs; ++k) {                                                              \
+            const int4 o = offs[k];                                                                    \
+            if (!inside(c, o, w, h, d)) continue;                                                      \
+            const uint q = p_ + (uint)o.w;                                                             \
+            const uint jq = J[q]; /* a stale value is lower: only a filter */                          \
+            if (jq >= v) continue;                                                                     \
+            const uint iq = key_of(I[q]) ^ inv;                                                        \
+            if (jq >= iq) continue;                                                                    \
+            const uint nv = min(v, iq);                                                                \
+            if (atomic_max(&J[q], nv) < nv) MLQ_QUEUE(q);                                              \
+        }                                                                                              \
+    } while (0)
+
 __kernel void rec_queue(__global uint *J, __global const pix_t *I, uint inv, int w, int h, int d,
                         __constant int4 *offs, int noffs, __global const uint *seeds,
                         uint nseeds, __global uint *gq, uint cap, __global volatile uint *counters,
                         __global uint *gstats, __local uint *bq, uint bq_cap, __local uint *scan,
                         __local uint *tq, uint K, int variant)
 {
-    __local mlq_state st;
-    uint g = (uint)get_group_id(0), G = (uint)get_num_groups(0);
-    uint lid = (uint)get_local_id(0), L = (uint)get_local_size(0);
-    uint b0 = (uint)(((ulong)nseeds * g) / G), b1 = (uint)(((ulong)nseeds * (g + 1)) / G);
-    __global const uint *in_q = seeds + b0;
-    uint in_n = b1 - b0;
-    __global uint *qa = gq + (size_t)g * 2u * cap;
-    __global uint *qb = qa + cap;
-    __global uint *out_q = qa;
-    __global volatile uint *ovf = counters + 1;
-    __global volatile uint *acount = counters + 2 + g;
     __global volatile uint *Jv = (__global volatile uint *)J;
-    uint visited = 0, rounds = 0;
-    while (in_n > 0) {
-        if (lid == 0) {
-            st.bq_n = 0;
-            st.out_n = 0;
-            st.bq_end = 0xffffffffu;
-            if (variant == VARIANT_ATOMIC) *acount = 0u;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-        for (uint base = 0; base < in_n; base += L * K) {
-            uint tn = 0;
-            for (uint j = 0; j < K; ++j) {
-                uint idx = base + j * L + lid;
-                if (idx >= in_n) break;
-                uint p = in_q[idx];
-                ++visited;
-                uint v = Jv[p]; /* coherent read: p may have been raised by another group */
-                int3 c = coords_of(p, w, h);
-                for (int k = 0; k < noffs; ++k) {
-                    int4 o = offs[k];
-                    if (!inside(c, o, w, h, d)) continue;
-                    uint q = p + (uint)o.w;
-                    uint jq = J[q]; /* a stale value is lower: only a filter */
-                    if (jq >= v) continue;
-                    uint iq = key_of(I[q]) ^ inv;
-                    if (jq >= iq) continue;
-                    uint nv = min(v, iq);
-                    uint old = atomic_max(&J[q], nv);
-                    if (old < nv) {
-                        if (variant == VARIANT_ATOMIC) {
-                            uint pos = atomic_inc(acount);
-                            if (pos < cap)
-                                out_q[pos] = q;
-                            else
-                                *ovf = 1u;
-                        } else {
-                            tq[(tn++) * L + lid] = q;
-                        }
-                    }
-                }
-            }
-            if (variant != VARIANT_ATOMIC) mlq_push(&st, bq, bq_cap, tq, tn, out_q, cap, ovf);
-        }
-        if (variant != VARIANT_ATOMIC) mlq_flush(&st, bq, out_q, cap, ovf);
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-        ++rounds;
-        uint n_out = (variant == VARIANT_ATOMIC) ? *acount : st.out_n;
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-        in_n = min(n_out, cap);
-        in_q = out_q;
-        out_q = (out_q == qa) ? qb : qa;
-    }
-    wg_scan_excl(visited, scan);
-    uint total = scan[L];
-    if (lid == 0) {
-        gstats[2 * g] = total;
-        gstats[2 * g + 1] = rounds;
-    }
+    MLQ_GROUP_ROUNDS(REC_VISIT)
 }
 
 /*
