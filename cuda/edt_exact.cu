@@ -1508,10 +1508,10 @@ static void run_cols(const cu_plan &P, exact_run &r)
 
 /* Pass C along x: sites -> distances and nearest indices; rows [row0, row1) of the merged and
  * banded kernels (the whole image for the others). */
-static void run_rows(const cu_plan &P, exact_run &r, const int32_t *ny, const int32_t *nz, int64_t row0 = 0,
-                     int64_t row1 = -1)
+static void run_rows(const cu_plan &P, exact_run &r, int64_t row0 = 0, int64_t row1 = -1)
 {
-    const int64_t lines_c = r.h * r.d;
+    const int64_t lines_c = r.h * r.d, n = r.w * lines_c;
+    const int32_t *ny = r.d > 1 ? r.m0 + n : r.m0, *nz = r.d > 1 ? r.m0 + 2 * n : NULL;
     if (row1 < 0) row1 = lines_c;
     if (P.rows == ROWS_MERGED || P.rows == ROWS_BANDED) {
         const unsigned grid = row1 - row0 < (int64_t)r.rows.grid ? (unsigned)(row1 - row0) : r.rows.grid;
@@ -1552,6 +1552,19 @@ static void run_lines(const cu_plan &P, exact_run &r, const iwpp_buf *bin)
     cudaMemsetAsync(next, 0, 2 * sizeof *next, r.s);
     if (d > 1) edt_lines_y<<<grid, 256, 0, r.s>>>(sx, f2, r.nearest ? sy : NULL, stk, next, w, h, d, P.ln_cap);
     edt_lines_out<<<grid, 256, 0, r.s>>>(sx, sy, f2, r.dist, r.nearest, stk, next + 1, w, h, d, P.ln_cap);
+}
+
+/* Every pass before the row pass: pass A and, in 3D, pass B; or all of the lines path, after
+ * which no row pass is left (false). */
+static bool run_to_rows(const cu_plan &P, exact_run &r, const iwpp_buf *bin)
+{
+    if (P.lines) {
+        run_lines(P, r, bin);
+        return false;
+    }
+    run_pass_a(r.s, bin, r.sum, r.m0, r.d == 1 && P.rows == ROWS_MERGED);
+    if (r.d > 1) run_cols(P, r);
+    return true;
 }
 
 /* Everything a call needs before its first kernel: plan, scratch, kernel shapes, long-line tables. */
@@ -1601,20 +1614,14 @@ static void exact_name(iwpp_context *ctx, const cu_plan &P, int64_t h, int64_t d
 static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
                              iwpp_buf *nearest)
 {
-    const int64_t w = bin->w, h = bin->h, d = bin->d, n = w * h * d;
+    const int64_t w = bin->w, h = bin->h, d = bin->d;
     cu_plan P;
     plan_exact(ctx, cu_state(ctx), w, h, d, sp, &P);
     exact_run r;
     iwpp_status e = exact_setup(ctx, bin, sp, dist, nearest, P, r);
     if (e != IWPP_OK) return e;
     if ((e = cu_timer_start(ctx)) != IWPP_OK) return e;
-    if (P.lines) {
-        run_lines(P, r, bin);
-    } else {
-        run_pass_a(r.s, bin, r.sum, r.m0, d == 1 && P.rows == ROWS_MERGED);
-        if (d > 1) run_cols(P, r);
-        run_rows(P, r, d > 1 ? r.m0 + n : r.m0, d > 1 ? r.m0 + 2 * n : NULL);
-    }
+    if (run_to_rows(P, r, bin)) run_rows(P, r);
     if ((e = cu_timer_stop(ctx)) != IWPP_OK) return e;
     exact_name(ctx, P, h, d, "");
     return IWPP_OK;
@@ -1643,26 +1650,17 @@ static iwpp_status exact_banded(iwpp_context *ctx, const cu_plan &P, const iwpp_
                                 iwpp_buf *dist, iwpp_buf *nearest, iwpp_image *dist_out, iwpp_image *nearest_out)
 {
     cuda_state *st = cu_state(ctx);
-    const int64_t w = bin->w, h = bin->h, d = bin->d, n = w * h * d, lines = h * d;
+    const int64_t w = bin->w, lines = bin->h * bin->d;
     exact_run r;
     iwpp_status e = exact_setup(ctx, bin, sp, dist, nearest, P, r);
     if (e != IWPP_OK) return e;
     if ((e = cu_timer_start(ctx)) != IWPP_OK) return e;
-    cu_gates G;
-    if (P.lines) { /* its last pass ends every row at once: one gate */
-        run_lines(P, r, bin);
-        G.n = 1;
-        CU_TRY(ctx, cudaEventRecord(st->band_ev[0], st->stream), "recording an event");
-        G.end[0] = (size_t)n * sizeof(float);
-        G.ev[0] = st->band_ev[0];
-    } else {
-        run_pass_a(r.s, bin, r.sum, r.m0, d == 1 && P.rows == ROWS_MERGED);
-        if (d > 1) run_cols(P, r);
-        G.n = lines < IWPP_CUDA_BANDS ? (int)lines : IWPP_CUDA_BANDS;
-    }
-    for (int b = 0; b < (P.lines ? 0 : G.n); ++b) {
+    const bool rows = run_to_rows(P, r, bin);
+    cu_gates G; /* the lines path's last pass ends every row at once: one gate */
+    G.n = !rows ? 1 : lines < IWPP_CUDA_BANDS ? (int)lines : IWPP_CUDA_BANDS;
+    for (int b = 0; b < G.n; ++b) {
         const int64_t l0 = lines * b / G.n, l1 = lines * (b + 1) / G.n;
-        run_rows(P, r, d > 1 ? r.m0 + n : r.m0, d > 1 ? r.m0 + 2 * n : NULL, l0, l1);
+        if (rows) run_rows(P, r, l0, l1);
         CU_TRY(ctx, cudaEventRecord(st->band_ev[b], st->stream), "recording an event");
         G.end[b] = (size_t)(l1 * w) * sizeof(float);
         G.ev[b] = st->band_ev[b];

@@ -114,8 +114,10 @@ static cl_int dan_init(dan_call *c, cl_mem bin, size_t lg, cl_uint *in_n)
     ka_uint(&a, c->n);
     ka_mem(&a, c->la);
     ka_mem(&a, c->cnt);
+    ka_local(&a, 2 * sizeof(cl_uint));
     if (err == CL_SUCCESS) err = a.err;
-    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, c->k[K_INIT], c->n, lg);
+    const size_t lgs = lg ? lg : iwpp_ocl_group_size(s, c->k[K_INIT], 256); /* one global atomic per group */
+    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, c->k[K_INIT], c->n, lgs);
     if (err == CL_SUCCESS) err = s->api->clEnqueueReadBuffer(s->queue, c->cnt, CL_TRUE, 0, 4, in_n, 0, NULL, NULL);
     return err;
 }
@@ -175,8 +177,10 @@ static cl_int dan_reseed(dan_call *c, size_t lg, cl_uint *in_n)
     ka_mem(&a, c->la);
     ka_mem(&a, c->qcnt);
     ka_spacing(&a, c);
+    ka_local(&a, 2 * sizeof(cl_uint));
     if (err == CL_SUCCESS) err = a.err;
-    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, c->k[K_SEED], c->n, lg);
+    const size_t lgs = lg ? lg : iwpp_ocl_group_size(s, c->k[K_SEED], 256); /* one global atomic per group */
+    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, c->k[K_SEED], c->n, lgs);
     if (err == CL_SUCCESS) err = s->api->clEnqueueReadBuffer(s->queue, c->qcnt, CL_TRUE, 0, 4, in_n, 0, NULL, NULL);
     return err;
 }

@@ -45,47 +45,61 @@ inline int dan_offer(__global volatile uint *vr, uint q, int3 cq, uint s, int3 s
     return 0;
 }
 
+/* Slot for each work-item with `flag` in a list that whole work-groups append to: a local atomic
+ * per item, one global atomic per group (a single global counter for every item serialises the
+ * seeding of dense backgrounds). tmp: 2 local words. Every work-item of the group must call it. */
+inline uint group_append_slot(int flag, __global volatile uint *count, __local volatile uint *tmp)
+{
+    if (get_local_id(0) == 0) tmp[0] = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint off = flag ? atomic_inc(&tmp[0]) : 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0) tmp[1] = tmp[0] > 0u ? atomic_add(count, tmp[0]) : 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return tmp[1] + off;
+}
+
 /* Sites: background pixels are their own site, others none; contour pixels seed the list. */
 __kernel void edt_dan_init(__global const pix_t *in, __global uint *vr, int w, int h, int d, int sy, int sz,
                            __constant int4 *offs, int noffs, uint n, __global uint *list,
-                           __global volatile uint *count)
+                           __global volatile uint *count, __local volatile uint *tmp)
 {
-    uint p = (uint)get_global_id(0);
-    if (p >= n) return;
-    int bg = in[p] == (pix_t)0;
-    int3 c = coords_of(p, w, h);
-    vr[p] = bg ? site_at(c, w, h, sy, sz) : DAN_NONE;
-    if (!bg) return;
-    for (int k = 0; k < noffs; ++k) {
-        int4 o = offs[k];
-        if (inside(c, o, w, h, d) && in[p + (uint)o.w] != (pix_t)0) {
-            list[atomic_inc(count)] = p;
-            return;
+    const uint p = (uint)get_global_id(0);
+    int seed = 0;
+    if (p < n) { /* no early exit: every work-item reaches group_append_slot's barriers */
+        const int bg = in[p] == (pix_t)0;
+        const int3 c = coords_of(p, w, h);
+        vr[p] = bg ? site_at(c, w, h, sy, sz) : DAN_NONE;
+        for (int k = 0; k < noffs && bg && !seed; ++k) {
+            const int4 o = offs[k];
+            seed = inside(c, o, w, h, d) && in[p + (uint)o.w] != (pix_t)0;
         }
     }
+    const uint slot = group_append_slot(seed, count, tmp);
+    if (seed) list[slot] = p;
 }
 
 /* After a queue overflow: every pixel whose site some neighbour would take, listed again. */
 __kernel void edt_dan_seed(__global const uint *vr, int w, int h, int d, int sy, int sz, __constant int4 *offs,
                            int noffs, uint n, __global uint *list, __global volatile uint *count, double hx,
-                           double hy, double hz)
+                           double hy, double hz, __local volatile uint *tmp)
 {
-    uint p = (uint)get_global_id(0);
-    if (p >= n) return;
-    const uint s = vr[p];
-    if (s == DAN_NONE) return;
-    const int3 c = coords_of(p, w, h), sc = site_xyz(s, w, h, sy, sz);
-    for (int k = 0; k < noffs; ++k) {
-        const int4 o = offs[k];
-        if (!inside(c, o, w, h, d)) continue;
-        const uint cur = vr[p + (uint)o.w];
-        const int3 cq = c + o.xyz;
-        if (cur != s && (cur == DAN_NONE || site_d2(sc, cq, hx, hy, hz) <
-                                               site_d2(site_xyz(cur, w, h, sy, sz), cq, hx, hy, hz))) {
-            list[atomic_inc(count)] = p;
-            return;
+    const uint p = (uint)get_global_id(0);
+    const uint s = p < n ? vr[p] : DAN_NONE;
+    int seed = 0;
+    if (s != DAN_NONE) {
+        const int3 c = coords_of(p, w, h), sc = site_xyz(s, w, h, sy, sz);
+        for (int k = 0; k < noffs && !seed; ++k) {
+            const int4 o = offs[k];
+            if (!inside(c, o, w, h, d)) continue;
+            const uint cur = vr[p + (uint)o.w];
+            const int3 cq = c + o.xyz;
+            seed = cur != s && (cur == DAN_NONE || site_d2(sc, cq, hx, hy, hz) <
+                                                      site_d2(site_xyz(cur, w, h, sy, sz), cq, hx, hy, hz));
         }
     }
+    const uint slot = group_append_slot(seed, count, tmp);
+    if (seed) list[slot] = p;
 }
 
 /* One round of the global rounds, used while the front is small (the work-group queues below
