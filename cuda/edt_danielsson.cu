@@ -36,12 +36,34 @@ __device__ __forceinline__ double site_d2(unsigned long long s, int64_t x, int64
     return (tz * tz + ty * ty) + tx * tx;
 }
 
-template <typename T>
-__global__ void dan_init(const T *in, unsigned long long *vr, int64_t w, int64_t h, int64_t n)
+/* Sites (a background pixel is its own, others have none) and the first wavefront in one pass:
+ * the background pixels with a foreground neighbour, which is what dan_collect would find in that
+ * state, without its second pass over the image. */
+template <typename T, typename IdxT>
+__global__ void dan_init(const T *in, unsigned long long *vr, geom g, IdxT *out, unsigned long long *count)
 {
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t x = i % w, r = i / w, y = r % h, z = r / h;
-        vr[i] = in[i] == (T)0 ? site_pack(x, y, z) : SITE_NONE;
+    for_each_pixel_by_rows(g, [&](int64_t p, int64_t x, int64_t y, int64_t z, bool valid) {
+        const bool bg = valid && in[p] == (T)0;
+        if (valid) vr[p] = bg ? site_pack(x, y, z) : SITE_NONE;
+        bool act = false;
+        for (int k = 0; k < g.n && bg && !act; ++k) {
+            const int64_t qx = x + g.off[k][0], qy = y + g.off[k][1], qz = z + g.off[k][2];
+            if (qx < 0 || qx >= g.w || qy < 0 || qy >= g.h || qz < 0 || qz >= g.d) continue;
+            act = in[qx + g.w * (qy + g.h * qz)] != (T)0;
+        }
+        const unsigned long long pos = warp_append_slot(act, count);
+        if (act) out[pos] = (IdxT)p;
+    });
+}
+
+template <typename IdxT>
+static void launch_init(cudaStream_t s, const iwpp_buf *bin, unsigned long long *vr, const geom &g, IdxT *out,
+                        unsigned long long *count, unsigned blocks)
+{
+    switch (bin->type) {
+    case IWPP_U8: dan_init<uint8_t, IdxT><<<blocks, 256, 0, s>>>((const uint8_t *)bin->ptr, vr, g, out, count); break;
+    case IWPP_U16: dan_init<uint16_t, IdxT><<<blocks, 256, 0, s>>>((const uint16_t *)bin->ptr, vr, g, out, count); break;
+    default: dan_init<float, IdxT><<<blocks, 256, 0, s>>>((const float *)bin->ptr, vr, g, out, count); break;
     }
 }
 
@@ -196,8 +218,8 @@ static iwpp_status dan_rounds(iwpp_context *ctx, const dan_op<IdxT> &op, IdxT *l
 }
 
 template <typename IdxT, int VARIANT>
-static iwpp_status dan_queue(iwpp_context *ctx, unsigned long long *vr, const geom &g, const double sp[3],
-                             char *work, size_t work_bytes, unsigned *mark)
+static iwpp_status dan_queue(iwpp_context *ctx, const iwpp_buf *bin, unsigned long long *vr, const geom &g,
+                             const double sp[3], char *work, size_t work_bytes, unsigned *mark)
 {
     cuda_state *st = cu_state(ctx);
     cudaStream_t s = st->stream;
@@ -235,7 +257,11 @@ static iwpp_status dan_queue(iwpp_context *ctx, unsigned long long *vr, const ge
     op.hz = sp[2];
     for (int pass = 0;; ++pass) {
         CU_TRY(ctx, cudaMemsetAsync(ctr, 0, 8 * sizeof(unsigned long long), s), "clearing counters");
-        dan_collect<IdxT><<<cu_blocks(N, 256, st->sms * 8), 256, 0, s>>>(vr, g, sp[0], sp[1], sp[2], init, N, ctr);
+        const unsigned nb = cu_blocks(N, 256, st->sms * 8);
+        if (pass == 0)
+            launch_init<IdxT>(s, bin, vr, g, init, ctr, nb);
+        else
+            dan_collect<IdxT><<<nb, 256, 0, s>>>(vr, g, sp[0], sp[1], sp[2], init, N, ctr);
         CU_TRY(ctx, cudaMemcpyAsync(st->hctr, ctr, sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
                "reading the wavefront size");
         iwpp_status e = cu_sync(ctx, "collecting the wavefront");
@@ -258,11 +284,12 @@ static iwpp_status dan_queue(iwpp_context *ctx, unsigned long long *vr, const ge
 }
 
 template <typename IdxT>
-static iwpp_status dan_variant(iwpp_context *ctx, unsigned long long *vr, const geom &g, const double sp[3],
-                               char *work, size_t work_bytes, unsigned *mark)
+static iwpp_status dan_variant(iwpp_context *ctx, const iwpp_buf *bin, unsigned long long *vr, const geom &g,
+                               const double sp[3], char *work, size_t work_bytes, unsigned *mark)
 {
-    return mlq_by_variant(
-        ctx, [&](auto v) { return dan_queue<IdxT, decltype(v)::value>(ctx, vr, g, sp, work, work_bytes, mark); });
+    return mlq_by_variant(ctx, [&](auto v) {
+        return dan_queue<IdxT, decltype(v)::value>(ctx, bin, vr, g, sp, work, work_bytes, mark);
+    });
 }
 
 iwpp_status iwpp_cuda_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
@@ -292,18 +319,12 @@ iwpp_status iwpp_cuda_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, con
     unsigned long long *vr = (unsigned long long *)mem;
     char *work = (char *)mem + vr_bytes;
     if ((e = cu_timer_start(ctx)) != IWPP_OK) return e;
-    const unsigned nb = cu_blocks(n, 256, st->sms * 16);
-    switch (bin->type) {
-    case IWPP_U8: dan_init<uint8_t><<<nb, 256, 0, s>>>((const uint8_t *)bin->ptr, vr, w, h, n); break;
-    case IWPP_U16: dan_init<uint16_t><<<nb, 256, 0, s>>>((const uint16_t *)bin->ptr, vr, w, h, n); break;
-    default: dan_init<float><<<nb, 256, 0, s>>>((const float *)bin->ptr, vr, w, h, n); break;
-    }
     unsigned *mark = (unsigned *)dist->ptr; /* the rounds' marks, until dan_final writes the distances */
-    e = small ? dan_variant<unsigned int>(ctx, vr, g, sp, work, work_bytes, mark)
-              : dan_variant<unsigned long long>(ctx, vr, g, sp, work, work_bytes, mark);
+    e = small ? dan_variant<unsigned int>(ctx, bin, vr, g, sp, work, work_bytes, mark)
+              : dan_variant<unsigned long long>(ctx, bin, vr, g, sp, work, work_bytes, mark);
     if (e != IWPP_OK) return e;
-    dan_final<<<nb, 256, 0, s>>>(vr, (float *)dist->ptr, nearest ? (int64_t *)nearest->ptr : NULL, w, h, n, sp[0],
-                                 sp[1], sp[2]);
+    dan_final<<<cu_blocks(n, 256, st->sms * 16), 256, 0, s>>>(
+        vr, (float *)dist->ptr, nearest ? (int64_t *)nearest->ptr : NULL, w, h, n, sp[0], sp[1], sp[2]);
     if ((e = cu_timer_stop(ctx)) != IWPP_OK) return e;
     snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-danielsson/%s",
              ctx->queue_variant == IWPP_QUEUE_ATOMIC      ? "atomic"
