@@ -78,11 +78,14 @@ EM_FN bool em_hidden(double fpp, double fp, double fq, int pp, int p, int q, dou
     const double zd = 2.0 * h2 * (double)(p - pp);
     return !(num * zd > zn * den);
 }
+/* Integers: every f is at most the squared extent of the other axes and q^2 - p^2 below the
+ * line's, so with w^2 + h^2 + d^2 < 2^31 (the callers' condition for INTV) each numerator fits an
+ * int and only the two cross products need 64 bits (one wide multiply each). */
 EM_FN bool em_hidden(int fpp, int fp, int fq, int pp, int p, int q, double)
 {
-    const int64_t num = (int64_t)(fq - fp) + (int64_t)(q - p) * (q + p), den = 2 * (int64_t)(q - p);
-    const int64_t zn = (int64_t)(fp - fpp) + (int64_t)(p - pp) * (p + pp), zd = 2 * (int64_t)(p - pp);
-    return !(num * zd > zn * den);
+    const int num = (fq - fp) + (q - p) * (q + p), den = 2 * (q - p);
+    const int zn = (fp - fpp) + (p - pp) * (p + pp), zd = 2 * (p - pp);
+    return !((int64_t)num * zd > (int64_t)zn * den);
 }
 
 /* STORED: f held as V (3D), else as uint16 site rows with f = ((y - row) * hy)^2 (2D rows).
@@ -266,10 +269,10 @@ template <bool STORED, bool INTV = false> struct em_line {
         const int a = E[k - 1], b = E[k];
         int x;
         if (INTV) {
-            /* g(b, x) < g(a, x)  <=>  2 (b - a) x > f(b) - f(a) + (b - a)(b + a) */
-            const int64_t num = (int64_t)f(b) - (int64_t)f(a) + (int64_t)(b - a) * (b + a), den = 2 * (int64_t)(b - a);
-            const int64_t fl = num >= 0 ? num / den : -((-num + den - 1) / den);
-            x = fl + 1 < 0 ? 0 : fl + 1 > n ? n : (int)(fl + 1);
+            /* g(b, x) < g(a, x)  <=>  2 (b - a) x > f(b) - f(a) + (b - a)(b + a), in int as em_hidden */
+            const int num = (int)f(b) - (int)f(a) + (b - a) * (b + a), den = 2 * (b - a);
+            const int fl = num >= 0 ? num / den : -((-num + den - 1) / den);
+            x = fl + 1 < 0 ? 0 : fl + 1 > n ? n : fl + 1;
         } else {
             /* the exact crossing as a first guess, then the comparison itself decides */
             const double z = ((double)(f(b) - f(a)) / h2 + (double)((int64_t)(b - a) * (b + a))) / (2.0 * (double)(b - a));
