@@ -862,9 +862,11 @@ inline int em_hidden(const em_line *L, int pp, int p, int q)
 {
     if (L->intv) {
         const int fq = em_fi(L, q), fp = em_fi(L, p), fpp = em_fi(L, pp);
-        const long num = (long)(fq - fp) + (long)(q - p) * (long)(q + p), den = 2 * (long)(q - p);
-        const long zn = (long)(fp - fpp) + (long)(p - pp) * (long)(p + pp), zd = 2 * (long)(p - pp);
-        return !(num * zd > zn * den);
+        /* each numerator fits an int when w^2 + h^2 + d^2 < 2^31 (intv): only the cross products
+         * need 64 bits (cuda/edt_envelope.cuh's em_hidden) */
+        const int num = (fq - fp) + (q - p) * (q + p), den = 2 * (q - p);
+        const int zn = (fp - fpp) + (p - pp) * (p + pp), zd = 2 * (p - pp);
+        return !((long)num * zd > (long)zn * den);
     }
     return env_hides(em_fp(L, q), q, em_fp(L, p), p, em_fp(L, pp), pp, L->h2);
 }
