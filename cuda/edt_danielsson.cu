@@ -3,8 +3,9 @@
  * (mlqueue.cuh): every pixel holds its nearest background site packed in 64 bits (x, y, z: 21
  * bits each); a neighbour takes p's site if it is strictly closer, by a 64-bit atomicCAS retried
  * while it still is. 8-connected in 2D, 26 in 3D, as on the CPU; d2 is formed as on the CPU
- * (compiled with -fmad=false, as edt_exact.cu). While the front is smaller than cuda.dan_switch
- * items per block, global rounds (dan_round) come first. Called from iwpp_cuda_edt (edt_exact.cu).
+ * (compiled with -fmad=false, as edt_exact.cu). With cuda.dan_switch > 0, global rounds
+ * (dan_round) come first while the front is smaller than that many items per block. Called from
+ * iwpp_cuda_edt (edt_exact.cu).
  */
 #include "mlqueue.cuh"
 
@@ -172,16 +173,16 @@ __global__ void dan_final(const unsigned long long *vr, float *dist, int64_t *ne
 }
 
 #define DAN_BATCH 8 /* rounds between reads of the count */
-#define DAN_SWITCH 4 /* front size, in items per queue block, from which the block queues take over (cuda.dan_switch) */
-#define DAN_FANOUT 26 /* a round lists each neighbour of its items at most once */
+/* Front size, in items per queue block, below which global rounds run first (cuda.dan_switch).
+ * 0 by default for now: 4 took the 4096^2 corner pixel from 383 to 29 ms (cuda/README.md), but
+ * its lists were first sized for `until` * 26 items, which a batch of 8 rounds can pass; they now
+ * hold the image (a round lists a pixel at most once), which costs 8 bytes a pixel more (16 above
+ * 2^32 pixels), so the
+ * rounds stay opt-in until the lists are bounded with a capacity check. */
+#define DAN_SWITCH 0
 
-/* Space for the global rounds' two lists of at most `until` * DAN_FANOUT items (and never more
- * than the image), when the front is kept under `until` items. */
-static inline size_t dan_list_items(int64_t n, long long until)
-{
-    const long long m = until * DAN_FANOUT + 32;
-    return (size_t)(m < n ? m : n);
-}
+/* Space for each of the global rounds' two lists: the whole image when the rounds can run. */
+static inline size_t dan_list_items(int64_t n, long long until) { return until > 0 ? (size_t)n : 0; }
 
 /* Global rounds from the `count` items at `list` while the front stays under `until` items;
  * *list and *count become the front left. mark: n words (the distance output, written last). */
