@@ -206,7 +206,8 @@ IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t b
  *   ocl.edt_fresh, ocl.edt_local_mem, ocl.edt_rows, ocl.edt_cols, ocl.edt_row_threads,
  *   ocl.edt_wide_threads, ocl.edt_lines (as cuda.edt_lines), ocl.dan_switch (as cuda.dan_switch,
  *   per work-group; default 4, at no memory cost), ocl.queue_groups (work-groups of the queue phase per
- *   compute unit), ocl.queue_tq (private queue entries per work-item).
+ *   compute unit; GPUs 4, CPU devices 2), ocl.queue_tq (private queue entries per work-item;
+ *   GPUs 8, CPU devices 32).
  * A new context takes each key from the environment variable IWPP_<KEY> (upper case, '.' as
  * '_': cuda.stage_chunk <- IWPP_CUDA_STAGE_CHUNK); the library reads the environment nowhere
  * else. Tile workers take their caller's settings. Unknown keys and values longer than 31
