@@ -3,8 +3,8 @@
  * (mlqueue.cuh): every pixel holds its nearest background site packed in 64 bits (x, y, z: 21
  * bits each); a neighbour takes p's site if it is strictly closer, by a 64-bit atomicCAS retried
  * while it still is. 8-connected in 2D, 26 in 3D, as on the CPU; d2 is formed as on the CPU
- * (compiled with -fmad=false, as edt_exact.cu). With cuda.dan_switch > 0, global rounds
- * (dan_round) come first while the front is smaller than that many items per block. Called from
+ * (compiled with -fmad=false, as edt_exact.cu). Global rounds (dan_round) come first while the
+ * front is smaller than cuda.dan_switch items per block. Called from
  * iwpp_cuda_edt (edt_exact.cu).
  */
 #include "mlqueue.cuh"
@@ -110,12 +110,14 @@ template <typename IdxT> struct dan_op {
  * the image): every listed pixel offers its site to its neighbours, and one that takes it is
  * listed for the next round, once per round (mark[q] = round). The counts stay on the device:
  * round r reads its count from cnt[r % 3], appends to cnt[(r + 1) % 3] and clears cnt[(r + 2) % 3]
- * (round r - 1's input); cnt[3] adds up the items, cnt[4] the rounds that had work. */
+ * (round r - 1's input); cnt[3] adds up the items, cnt[4] the rounds that had work. A list holds
+ * `cap` items: a pixel that does not fit keeps its new site but is not listed, and cnt[5] says so
+ * (the caller then collects the wavefront from the whole image, as after a queue overflow). */
 template <typename IdxT>
 __global__ void dan_round(dan_op<IdxT> op, const IdxT *in, IdxT *out, unsigned long long *cnt, unsigned *mark,
-                          unsigned round)
+                          unsigned round, unsigned long long cap)
 {
-    const unsigned long long n = cnt[round % 3];
+    const unsigned long long n = min(cnt[round % 3], cap);
     unsigned long long *out_n = cnt + (round + 1) % 3;
     if (blockIdx.x == 0 && threadIdx.x == 0) { /* one writer, rounds in stream order */
         cnt[(round + 2) % 3] = 0;
@@ -128,7 +130,12 @@ __global__ void dan_round(dan_op<IdxT> op, const IdxT *in, IdxT *out, unsigned l
         if (!op.load(in[i], it)) continue;
         for (int k = 0; k < op.nbr(); ++k) {
             IdxT q = 0;
-            if (op.visit(it, k, q) && atomicExch(mark + q, round) != round) out[atomicAdd(out_n, 1ull)] = q;
+            if (!op.visit(it, k, q) || atomicExch(mark + q, round) == round) continue;
+            const unsigned long long pos = atomicAdd(out_n, 1ull);
+            if (pos < cap)
+                out[pos] = q;
+            else
+                cnt[5] = 1;
         }
     }
 }
@@ -173,42 +180,51 @@ __global__ void dan_final(const unsigned long long *vr, float *dist, int64_t *ne
 }
 
 #define DAN_BATCH 8 /* rounds between reads of the count */
-/* Front size, in items per queue block, below which global rounds run first (cuda.dan_switch).
- * 0 by default for now: 4 took the 4096^2 corner pixel from 383 to 29 ms (cuda/README.md), but
- * its lists were first sized for `until` * 26 items, which a batch of 8 rounds can pass; they now
- * hold the image (a round lists a pixel at most once), which costs 8 bytes a pixel more (16 above
- * 2^32 pixels), so the
- * rounds stay opt-in until the lists are bounded with a capacity check. */
-#define DAN_SWITCH 0
+/* Front size, in items per queue block, below which global rounds run first (cuda.dan_switch):
+ * with 4 the 4096^2 corner pixel took 29 ms instead of 383 (cuda/README.md). */
+#define DAN_SWITCH 4
 
-/* Space for each of the global rounds' two lists: the whole image when the rounds can run. */
-static inline size_t dan_list_items(int64_t n, long long until) { return until > 0 ? (size_t)n : 0; }
+/* Items in each of the global rounds' two lists. A batch of rounds can grow a front of `until`
+ * items by about 64 times in 2D (8 rounds of rings around each item) and more in 3D; past the
+ * lists the rounds stop and the wavefront is collected, so this bounds memory, not correctness.
+ * A set queue capacity bounds them too (the tests' way to make them overflow). */
+static inline long long dan_list_items(const iwpp_context *ctx, int64_t n, long long until)
+{
+    if (until <= 0) return 0;
+    long long cap = 64 * until + 65536;
+    if (ctx->queue_capacity > 0 && ctx->queue_capacity < cap) cap = ctx->queue_capacity;
+    return cap < n ? cap : (long long)n;
+}
 
 /* Global rounds from the `count` items at `list` while the front stays under `until` items;
- * *list and *count become the front left. mark: n words (the distance output, written last). */
+ * *list and *count become the front left, or *overflowed says a list was too small (the front is
+ * then in the sites, not in a list). mark: n words (the distance output, written last). */
 template <typename IdxT>
-static iwpp_status dan_rounds(iwpp_context *ctx, const dan_op<IdxT> &op, IdxT *lists[2], unsigned *mark, int64_t n,
-                              long long until, const IdxT **list, long long *count)
+static iwpp_status dan_rounds(iwpp_context *ctx, const dan_op<IdxT> &op, IdxT *lists[2], long long list_items,
+                              unsigned *mark, int64_t n, long long until, const IdxT **list, long long *count,
+                              bool *overflowed)
 {
     cuda_state *st = cu_state(ctx);
     cudaStream_t s = st->stream;
-    unsigned long long *cnt = st->dctr + 8, *hcnt = st->hctr + 8;
+    unsigned long long *cnt = st->dctr + 16, *hcnt = st->hctr + 16;
     CU_TRY(ctx, cudaMemsetAsync(mark, 0xFF, (size_t)n * sizeof(unsigned), s), "clearing the round marks");
-    CU_TRY(ctx, cudaMemsetAsync(cnt, 0, 5 * sizeof(unsigned long long), s), "clearing the round counters");
+    CU_TRY(ctx, cudaMemsetAsync(cnt, 0, 6 * sizeof(unsigned long long), s), "clearing the round counters");
     hcnt[0] = (unsigned long long)*count;
     CU_TRY(ctx, cudaMemcpyAsync(cnt, hcnt, sizeof(unsigned long long), cudaMemcpyHostToDevice, s), "setting the count");
     const unsigned blocks = (unsigned)st->sms * 2;
     unsigned round = 0;
-    while (*count > 0 && *count < until) {
+    *overflowed = false;
+    while (*count > 0 && *count < until && !*overflowed) {
         for (int r = 0; r < DAN_BATCH; ++r, ++round) {
             dan_round<IdxT><<<blocks, 256, 0, s>>>(op, round == 0 ? *list : lists[(round - 1) & 1], lists[round & 1], cnt,
-                                                  mark, round);
+                                                  mark, round, (unsigned long long)list_items);
         }
-        CU_TRY(ctx, cudaMemcpyAsync(hcnt, cnt, 5 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
+        CU_TRY(ctx, cudaMemcpyAsync(hcnt, cnt, 6 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
                "reading the round counts");
         iwpp_status e = cu_sync(ctx, "propagating in rounds");
         if (e != IWPP_OK) return e;
         *count = (long long)hcnt[round % 3];
+        *overflowed = hcnt[5] != 0;
     }
     if (round > 0) {
         *list = lists[(round - 1) & 1];
@@ -220,7 +236,7 @@ static iwpp_status dan_rounds(iwpp_context *ctx, const dan_op<IdxT> &op, IdxT *l
 
 template <typename IdxT, int VARIANT>
 static iwpp_status dan_queue(iwpp_context *ctx, const iwpp_buf *bin, unsigned long long *vr, const geom &g,
-                             const double sp[3], char *work, size_t work_bytes, unsigned *mark)
+                             const double sp[3], long long per_block, char *work, size_t work_bytes, unsigned *mark)
 {
     cuda_state *st = cu_state(ctx);
     cudaStream_t s = st->stream;
@@ -232,9 +248,10 @@ static iwpp_status dan_queue(iwpp_context *ctx, const iwpp_buf *bin, unsigned lo
     const int blocks = shape.blocks, threshold = shape.threshold;
     const size_t smem = shape.smem;
     /* work space: wavefront (N items) | the rounds' two lists | block queues | per-block counters */
-    const long long until = iwpp_tune_int(ctx, IWPP_TUNE_CUDA_DAN_SWITCH, DAN_SWITCH, 0, 1LL << 20) * blocks;
+    const long long until = per_block * blocks;
+    const long long list_items = dan_list_items(ctx, N, until);
     const size_t init_bytes = ((size_t)N * sizeof(IdxT) + 255) & ~(size_t)255;
-    const size_t list_bytes = (dan_list_items(N, until) * sizeof(IdxT) + 255) & ~(size_t)255;
+    const size_t list_bytes = ((size_t)list_items * sizeof(IdxT) + 255) & ~(size_t)255;
     const size_t gc_bytes = (size_t)blocks * sizeof(unsigned long long);
     const size_t fixed = init_bytes + 2 * list_bytes + gc_bytes;
     long long cap;
@@ -271,11 +288,13 @@ static iwpp_status dan_queue(iwpp_context *ctx, const iwpp_buf *bin, unsigned lo
         if (count == 0) break;
         if (pass > 0) ctx->stats.overflow_reruns++;
         const IdxT *seeds = init;
+        bool overflowed = false;
         if (pass == 0 && count < until) {
-            if ((e = dan_rounds<IdxT>(ctx, op, lists, mark, N, until, &seeds, &count)) != IWPP_OK) return e;
+            e = dan_rounds<IdxT>(ctx, op, lists, list_items, mark, N, until, &seeds, &count, &overflowed);
+            if (e != IWPP_OK) return e;
+            if (overflowed) continue; /* collect the wavefront the lists could not hold */
             if (count == 0) break;
         }
-        bool overflowed = false;
         e = mlq_launch(ctx, kern, blocks, smem, op, seeds, count, gq, cap, threshold, ctr, gcount, gc_bytes,
                        &overflowed);
         if (e != IWPP_OK) return e;
@@ -286,10 +305,10 @@ static iwpp_status dan_queue(iwpp_context *ctx, const iwpp_buf *bin, unsigned lo
 
 template <typename IdxT>
 static iwpp_status dan_variant(iwpp_context *ctx, const iwpp_buf *bin, unsigned long long *vr, const geom &g,
-                               const double sp[3], char *work, size_t work_bytes, unsigned *mark)
+                               const double sp[3], long long per_block, char *work, size_t work_bytes, unsigned *mark)
 {
     return mlq_by_variant(ctx, [&](auto v) {
-        return dan_queue<IdxT, decltype(v)::value>(ctx, bin, vr, g, sp, work, work_bytes, mark);
+        return dan_queue<IdxT, decltype(v)::value>(ctx, bin, vr, g, sp, per_block, work, work_bytes, mark);
     });
 }
 
@@ -311,9 +330,10 @@ iwpp_status iwpp_cuda_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, con
     /* block queues: N/2 items in all (or the requested capacity), at least 4096 per block */
     const int blocks_max = st->sms * 4;
     long long cap = ctx->queue_capacity > 0 ? ctx->queue_capacity : n / (2 * blocks_max) + 4096;
-    const long long until = iwpp_tune_int(ctx, IWPP_TUNE_CUDA_DAN_SWITCH, DAN_SWITCH, 0, 1LL << 20) * blocks_max;
+    const long long per_block = iwpp_tune_int(ctx, IWPP_TUNE_CUDA_DAN_SWITCH, DAN_SWITCH, 0, 1LL << 20);
     const size_t work_bytes = (((size_t)n * isz + 255) & ~(size_t)255) + (size_t)blocks_max * 2 * (size_t)cap * isz +
-                              2 * ((dan_list_items(n, until) * isz + 255) & ~(size_t)255) + (size_t)blocks_max * 8 + 256;
+                              2 * (((size_t)dan_list_items(ctx, n, per_block * blocks_max) * isz + 255) & ~(size_t)255) +
+                              (size_t)blocks_max * 8 + 256;
     void *mem = NULL;
     iwpp_status e = cu_scratch(ctx, vr_bytes + work_bytes, &mem);
     if (e != IWPP_OK) return e;
@@ -321,8 +341,8 @@ iwpp_status iwpp_cuda_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, con
     char *work = (char *)mem + vr_bytes;
     if ((e = cu_timer_start(ctx)) != IWPP_OK) return e;
     unsigned *mark = (unsigned *)dist->ptr; /* the rounds' marks, until dan_final writes the distances */
-    e = small ? dan_variant<unsigned int>(ctx, bin, vr, g, sp, work, work_bytes, mark)
-              : dan_variant<unsigned long long>(ctx, bin, vr, g, sp, work, work_bytes, mark);
+    e = small ? dan_variant<unsigned int>(ctx, bin, vr, g, sp, per_block, work, work_bytes, mark)
+              : dan_variant<unsigned long long>(ctx, bin, vr, g, sp, per_block, work, work_bytes, mark);
     if (e != IWPP_OK) return e;
     dan_final<<<cu_blocks(n, 256, st->sms * 16), 256, 0, s>>>(
         vr, (float *)dist->ptr, nearest ? (int64_t *)nearest->ptr : NULL, w, h, n, sp[0], sp[1], sp[2]);

@@ -37,28 +37,42 @@ inline uint wg_scan_excl(uint v, __local uint *tmp)
 /*
  * mlq_push (collective): each work-item with items reserves its room in the local queue with
  * one local atomic_add; a work-item whose items do not all fit writes them straight to the
- * global out queue (room reserved with a local atomic on out_n) and records where the local
- * queue's valid part ends. Two barriers per call (a work-group prefix sum of the counts took
- * 2 log2(L) + 5, and most rounds of a tissue-like propagation hold few items, so those
- * barriers were the cost). Afterwards the local queue is flushed when it is more than half
- * full. That decision is taken by work-item 0 between the barriers and kept in its own flag:
- * reading bq_n after the second barrier would race with a faster work-item's next atomic_add,
- * and work-items that disagreed would reach mlq_flush's barriers unevenly.
+ * global out queue (room reserved with a local atomic on out_n). One barrier per call (a
+ * work-group prefix sum of the counts took 2 log2(L) + 5, and most rounds of a tissue-like
+ * propagation hold few items, so barriers are the cost). The reservations of a step go to their
+ * own slot, one of three in turn: after the barrier every work-item reads this step's slot and
+ * forms the queue's new fill level itself, the same value everywhere (so all agree on a flush and
+ * reach its barriers together), while the next step's atomics go to the next slot and work-item
+ * 0 clears the one after it (last read before this step's barrier).
  * (One call site per kernel: PoCL 5 gave wrong results with two barrier-holding queue
  * variants in the two branches of a uniform if.)
  */
+typedef struct mlq_slot {
+    uint n;   /* items reserved in this step (may pass the room left) */
+    uint end; /* the smallest reservation offset that did not fit */
+} mlq_slot;
+
 typedef struct mlq_state {
-    uint bq_n;    /* items reserved in the local queue (may pass bq_cap) */
-    uint bq_end;  /* the smallest start of a reservation that did not fit */
-    uint out_n;   /* items written (or attempted) to the global out queue */
-    uint flush;   /* mlq_push's decision to flush, read by every work-item */
+    mlq_slot slot[3];
+    uint out_n; /* items written (or attempted) to the global out queue */
 } mlq_state;
 
-inline void mlq_flush(__local mlq_state *st, __local const uint *bq, __global uint *out_q,
+inline void mlq_reset(__local mlq_state *st)
+{
+    for (int i = 0; i < 3; ++i) {
+        st->slot[i].n = 0;
+        st->slot[i].end = 0xffffffffu;
+    }
+    st->out_n = 0;
+}
+
+/* Writes the local queue's first n items to the global out queue (collective, n the same in
+ * every work-item); the local queue is empty afterwards. */
+inline void mlq_flush(__local mlq_state *st, __local const uint *bq, uint n, __global uint *out_q,
                        uint cap, __global volatile uint *overflow)
 {
     uint lid = (uint)get_local_id(0), L = (uint)get_local_size(0);
-    uint n = st->bq_n, o = st->out_n;
+    uint o = st->out_n;
     for (uint i = lid; i < n; i += L) {
         uint pos = o + i;
         if (pos < cap)
@@ -67,23 +81,24 @@ inline void mlq_flush(__local mlq_state *st, __local const uint *bq, __global ui
             *overflow = 1u;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0) {
-        st->out_n = o + n;
-        st->bq_n = 0;
-    }
+    if (lid == 0) st->out_n = o + n;
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-inline void mlq_push(__local mlq_state *st, __local uint *bq, uint bq_cap, __local const uint *tq,
-                      uint tn, __global uint *out_q, uint cap, __global volatile uint *overflow)
+/* Returns the local queue's fill level after this step's items (fill: before them; step: the
+ * calls so far); flushes the queue when it is more than half full, returning 0 then. */
+inline uint mlq_push(__local mlq_state *st, uint step, uint fill, __local uint *bq, uint bq_cap,
+                      __local const uint *tq, uint tn, __global uint *out_q, uint cap,
+                      __global volatile uint *overflow)
 {
     uint lid = (uint)get_local_id(0), L = (uint)get_local_size(0);
+    __local mlq_slot *sl = &st->slot[step % 3u];
     if (tn > 0) {
-        uint o = atomic_add(&st->bq_n, tn);
-        if (o + tn <= bq_cap) {
-            for (uint i = 0; i < tn; ++i) bq[o + i] = tq[i * L + lid];
+        uint o = atomic_add(&sl->n, tn);
+        if (fill + o + tn <= bq_cap) {
+            for (uint i = 0; i < tn; ++i) bq[fill + o + i] = tq[i * L + lid];
         } else {
-            atomic_min(&st->bq_end, o);
+            atomic_min(&sl->end, o);
             uint g = atomic_add(&st->out_n, tn);
             for (uint i = 0; i < tn; ++i) {
                 if (g + i < cap)
@@ -94,14 +109,17 @@ inline void mlq_push(__local mlq_state *st, __local uint *bq, uint bq_cap, __loc
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+    fill += min(sl->n, sl->end);
     if (lid == 0) {
-        const uint n = min(st->bq_n, st->bq_end);
-        st->bq_n = n;
-        st->bq_end = 0xffffffffu;
-        st->flush = n > bq_cap / 2;
+        __local mlq_slot *next = &st->slot[(step + 2u) % 3u];
+        next->n = 0;
+        next->end = 0xffffffffu;
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (st->flush) mlq_flush(st, bq, out_q, cap, overflow);
+    if (fill > bq_cap / 2) {
+        mlq_flush(st, bq, fill, out_q, cap, overflow);
+        fill = 0;
+    }
+    return fill;
 }
 
 #define VARIANT_MULTILEVEL 0
@@ -154,13 +172,12 @@ inline void mlq_push(__local mlq_state *st, __local uint *bq, uint bq_cap, __loc
     uint mlq_visited = 0, mlq_rounds = 0;                                                              \
     while (mlq_in_n > 0) {                                                                             \
         if (mlq_lid == 0) {                                                                            \
-            mlq_st.bq_n = 0;                                                                           \
-            mlq_st.out_n = 0;                                                                          \
-            mlq_st.bq_end = 0xffffffffu;                                                               \
+            mlq_reset(&mlq_st);                                                                        \
             if (variant == VARIANT_ATOMIC) *mlq_acount = 0u;                                           \
         }                                                                                              \
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                           \
-        for (uint mlq_base = 0; mlq_base < mlq_in_n; mlq_base += mlq_L * K) {                          \
+        uint mlq_fill = 0, mlq_step = 0;                                                               \
+        for (uint mlq_base = 0; mlq_base < mlq_in_n; mlq_base += mlq_L * K, ++mlq_step) {              \
             uint mlq_tn = 0;                                                                           \
             for (uint mlq_j = 0; mlq_j < K; ++mlq_j) {                                                 \
                 const uint mlq_idx = mlq_base + mlq_j * mlq_L + mlq_lid;                               \
@@ -168,9 +185,10 @@ inline void mlq_push(__local mlq_state *st, __local uint *bq, uint bq_cap, __loc
                 ++mlq_visited;                                                                         \
                 VISIT(mlq_in[mlq_idx]);                                                                \
             }                                                                                          \
-            if (variant != VARIANT_ATOMIC) mlq_push(&mlq_st, bq, bq_cap, tq, mlq_tn, mlq_out, cap, mlq_ovf); \
+            if (variant != VARIANT_ATOMIC)                                                             \
+                mlq_fill = mlq_push(&mlq_st, mlq_step, mlq_fill, bq, bq_cap, tq, mlq_tn, mlq_out, cap, mlq_ovf); \
         }                                                                                              \
-        if (variant != VARIANT_ATOMIC) mlq_flush(&mlq_st, bq, mlq_out, cap, mlq_ovf);                  \
+        if (variant != VARIANT_ATOMIC) mlq_flush(&mlq_st, bq, mlq_fill, mlq_out, cap, mlq_ovf);        \
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                           \
         ++mlq_rounds;                                                                                  \
         const uint mlq_n_out = (variant == VARIANT_ATOMIC) ? *mlq_acount : mlq_st.out_n;               \

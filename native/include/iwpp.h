@@ -201,11 +201,10 @@ IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t b
  *   collection one pixel a thread instead of four), cuda.edt_lines (exact EDT with unit spacing,
  *   one thread per line: unset = 3D images, 1 = 2D too, 0 = never), cuda.dan_switch (Danielsson
  *   EDT: front size, in items per queue block, below which global rounds run before the block
- *   queues; default 0 = queues from the start; 4 is faster from a few background pixels and
- *   takes 8 more bytes a pixel), ocl.rec_scans,
+ *   queues; default 4, 0 = queues from the start), ocl.rec_scans,
  *   ocl.edt_fresh, ocl.edt_local_mem, ocl.edt_rows, ocl.edt_cols, ocl.edt_row_threads,
  *   ocl.edt_wide_threads, ocl.edt_lines (as cuda.edt_lines), ocl.dan_switch (as cuda.dan_switch,
- *   per work-group; default 4, at no memory cost), ocl.queue_groups (work-groups of the queue phase per
+ *   per work-group; default 4), ocl.queue_groups (work-groups of the queue phase per
  *   compute unit; GPUs 4, CPU devices 2), ocl.queue_tq (private queue entries per work-item;
  *   GPUs 8, CPU devices 32).
  * A new context takes each key from the environment variable IWPP_<KEY> (upper case, '.' as
