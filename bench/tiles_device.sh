@@ -2,7 +2,8 @@
 # One call on the GPU machine for the tile scheduler: build (CUDA sm_90, OpenCL, tests), the
 # tile, signal and reconstruction tests on CUDA and NVIDIA OpenCL, then tiles_bench: whole calls
 # from host memory, in memory, with budgets (tiles forced) and with several workers.
-#   bash bench/tiles_device.sh [test|bench|all]    (needs .device/ carried for CMocka)
+#   bash bench/tiles_device.sh [test|bench|edt|all]    (needs .device/ carried for CMocka)
+# edt: the tile and EDT tests, then the exact EDT benches only.
 # Sizes: TILES_SIZES (default 8192,32768), TILES_BIG (default 98304, "" to skip).
 set -u
 PHASE=${1:-all}
@@ -18,9 +19,22 @@ stamp build
 cmake --build "$B" -j16 2>&1 | grep -E "warning|error" | head -20
 if [ "$PHASE" != bench ]; then
   stamp "ctest: tiles, signals, reconstruction, composed, EDT, errors on cuda and opencl"
-  (cd "$B" && timeout 300 ctest -j8 --output-on-failure -R "tiles|signals|reconstruct|fill|extrema|open_close|edt|errors|badinput" 2>&1 | tail -40)
+  TESTS="tiles|signals|reconstruct|fill|extrema|open_close|edt|errors|badinput"
+  [ "$PHASE" = edt ] && TESTS="tiles|edt"
+  (cd "$B" && timeout 300 ctest -j8 --output-on-failure -R "$TESTS" -E cross_ 2>&1 | tail -40)
 fi
 [ "$PHASE" = test ] && { stamp done; exit 0; }
+if [ "$PHASE" = edt ]; then
+  # the exact EDT beyond the budget (strips): 1/8 of its working set (21 B/px) and less
+  stamp "tiles_bench cuda exact EDT 8192 and 32768, budgets 1/8 of the working set and 880M"
+  timeout 100 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 8192 --limits 176M,64M --edt-only --reps 5
+  timeout 200 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 32768 --limits 2816M,880M --edt-only --reps 3
+  stamp "tiles_bench opencl exact EDT 8192, 1/8"
+  timeout 100 stdbuf -oL "$B/bench/tiles_bench" --backend opencl --sizes 8192 --limits 176M --edt-only --reps 3
+  stamp "tiles_bench cuda 65536 exact EDT, 1/8 (11G)"
+  timeout 200 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 65536 --limits 11G --edt-only --reps 2
+  stamp done; exit 0
+fi
 # budgets of about one eighth of the in-memory working set (2 images + ~4.5 B/px of queues)
 stamp "tiles_bench cuda 8192: budget 56M (1/8), workers"
 timeout 100 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 8192 --limits 56M --workers "gpu*2;gpu*3;gpu*2,cpu*8" --reps 5 --edt

@@ -13,6 +13,7 @@ const iwpp_backend_ops iwpp_cuda_backend = {
     .buf_free = iwpp_cuda_buf_free,
     .upload = iwpp_cuda_upload,
     .download = iwpp_cuda_download,
+    .download_rows = iwpp_cuda_download_rows,
     .reconstruct = iwpp_cuda_reconstruct,
     .edt = iwpp_cuda_edt,
     .edt_views = iwpp_cuda_edt_views,

@@ -685,6 +685,12 @@ extern "C" iwpp_status iwpp_cuda_download(iwpp_context *ctx, const iwpp_buf *src
     return transfer(ctx, src->ptr, dst, 0);
 }
 
+extern "C" iwpp_status iwpp_cuda_download_rows(iwpp_context *ctx, const iwpp_buf *src, int64_t row, iwpp_image *dst)
+{
+    const size_t es = iwpp_type_size(src->type);
+    return transfer(ctx, (char *)src->ptr + (size_t)(row * src->w) * es, dst, 0);
+}
+
 iwpp_status cu_download_gated(iwpp_context *ctx, const void *dev, iwpp_image *dst, const cu_gates *gates)
 {
     /* the direct path copies on the context's stream, after every kernel */

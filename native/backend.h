@@ -107,6 +107,11 @@ typedef struct iwpp_backend_ops {
      *  IWPP_EUNSUPPORTED with no message set: the generic buffer path runs instead. */
     iwpp_status (*edt_views)(iwpp_context *ctx, const iwpp_image *binary, iwpp_edt_method method,
                              const double spacing[3], iwpp_image *dist_out, iwpp_image *nearest_out);
+    /** Optional (may be NULL): as download, of the pixels of @p src from the start of its row
+     *  @p row (rows counted over every plane: y + h z) on, as many as @p dst holds, which is
+     *  whole rows (planes) of src's width (height). IWPP_EUNSUPPORTED with no message set:
+     *  not for this view (the caller downloads the whole buffer instead). */
+    iwpp_status (*download_rows)(iwpp_context *ctx, const iwpp_buf *src, int64_t row, iwpp_image *dst);
     /** Global minimum and maximum of a buffer. */
     iwpp_status (*minmax)(iwpp_context *ctx, const iwpp_buf *a, double *min, double *max);
     /** Optional (may be NULL): as wrap, but for the outputs of edt (dist, nearest), which the
@@ -156,6 +161,13 @@ typedef struct iwpp_tile_res {
     size_t host_bytes;
     iwpp_buf dev[2];
     size_t dev_bytes;
+    /* the tiled exact EDT's region buffers: device input (edt_es bytes a pixel), distances,
+       nearest indices; host distances and indices; for regions of edt_cap pixels */
+    iwpp_buf edt_dev[3];
+    void *edt_host[2];
+    int edt_pinned[2];
+    int64_t edt_cap;
+    size_t edt_es;
 } iwpp_tile_res;
 
 /** Tuning settings (native/tuning.c): the keys of iwpp_context_set_tuning, in table order. */

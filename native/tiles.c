@@ -893,6 +893,8 @@ static void *worker_main(void *arg)
 /* ------------------------------------------------------------------------ */
 /* worker contexts                                                          */
 
+static void edt_res_free(iwpp_context *c);
+
 static void res_free(iwpp_context *c)
 {
     iwpp_tile_res *r = &c->tile_res;
@@ -941,7 +943,10 @@ static iwpp_status res_get(iwpp_context *c, size_t bytes, worker *w)
 
 void iwpp_tiles_release(iwpp_context *ctx)
 {
-    if (ctx->ops) res_free(ctx);
+    if (ctx->ops) {
+        res_free(ctx);
+        edt_res_free(ctx);
+    }
     for (int i = 0; i < ctx->ntile_ctx; ++i) iwpp_context_destroy(ctx->tile_ctx[i]);
     free(ctx->tile_ctx);
     ctx->tile_ctx = NULL;
@@ -1363,13 +1368,16 @@ typedef struct edt_tiler {
     int64_t dsy[2], dsz[2], bsy, bsz; /* strides of dist, nearest; of binary */
     size_t es;
     int nt; /* host threads for the checks and copies */
-    iwpp_buf bin, bd, bn;
+    iwpp_buf bin, bd, bn; /* views of the context's kept buffers (edt_buffers_grow) */
     float *hd;
     int64_t *hn;
-    int pinned[2];
-    int64_t cap; /* region pixels the buffers hold */
+    int64_t cap;  /* region pixels the buffers hold */
+    int64_t want; /* region pixels the plan expects (the buffers are made for at least that) */
     int64_t runs, up, down;
     int fallback; /* the margin a tile needs does not fit: the CPU does it all */
+    struct edt_strips *sh; /* strips (below): the state the workers share; NULL for square tiles */
+    pthread_t thread;
+    int started;
 } edt_tiler;
 
 /* The plan: regions of a quarter of what fits the budget, with a margin of an eighth of the
@@ -1403,45 +1411,63 @@ static void edt_plan(edt_tiler *e)
     e->nt = iwpp_cpu_threads(e->ctx);
 }
 
-static void edt_buffers_free(edt_tiler *e)
+/* The EDT region buffers a context keeps between calls (its tile_res). */
+static void edt_res_free(iwpp_context *c)
 {
-    const iwpp_backend_ops *ops = e->ctx->ops;
-    ops->buf_free(e->ctx, &e->bin);
-    ops->buf_free(e->ctx, &e->bd);
-    ops->buf_free(e->ctx, &e->bn);
-    scratch_free(e->ctx, e->hd, e->pinned[0]);
-    scratch_free(e->ctx, e->hn, e->pinned[1]);
+    iwpp_tile_res *r = &c->tile_res;
+    for (int i = 0; i < 3; ++i)
+        if (r->edt_dev[i].ptr) c->ops->buf_free(c, &r->edt_dev[i]);
+    for (int i = 0; i < 2; ++i) scratch_free(c, r->edt_host[i], r->edt_pinned[i]);
+    memset(r->edt_dev, 0, sizeof r->edt_dev);
+    r->edt_host[0] = r->edt_host[1] = NULL;
+    r->edt_cap = 0;
+    r->edt_es = 0;
 }
 
-/* Buffers for a region of @p rn pixels (more than e->cap). A device with less memory than the
- * budget said sets e->fallback instead of failing. */
+/* Buffers for regions of @p rn pixels (more than e->cap): the context's kept ones where they
+ * hold them and are not more than twice that (pinning memory costs about as much as copying it,
+ * so a repeated call should not pay it again), else new ones. A device with less memory than
+ * the budget said sets e->fallback instead of failing. */
 static iwpp_status edt_buffers_grow(edt_tiler *e, int64_t rn)
 {
     iwpp_context *ctx = e->ctx;
     const iwpp_backend_ops *ops = ctx->ops;
-    edt_buffers_free(e);
-    e->hd = (float *)scratch_alloc(ctx, (size_t)rn * sizeof *e->hd, &e->pinned[0]);
-    e->hn = e->nearest ? (int64_t *)scratch_alloc(ctx, (size_t)rn * sizeof *e->hn, &e->pinned[1]) : NULL;
-    e->bin = (iwpp_buf){e->binary->type, rn, 1, 1, NULL, NULL};
-    e->bd = (iwpp_buf){IWPP_F32, rn, 1, 1, NULL, NULL};
-    e->bn = (iwpp_buf){IWPP_I64, rn, 1, 1, NULL, NULL};
+    iwpp_tile_res *r = &ctx->tile_res;
     iwpp_status st = IWPP_OK;
-    if (!e->hd || (e->nearest && !e->hn)) st = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for EDT tiles");
-    if (st == IWPP_OK && (st = ops->buf_alloc(ctx, &e->bin)) == IWPP_OK &&
-        (st = ops->buf_alloc(ctx, &e->bd)) == IWPP_OK && e->nearest)
-        st = ops->buf_alloc(ctx, &e->bn);
-    if (st == IWPP_ENOMEM) {
-        /* the device has less than the budget said: the CPU does it all */
-        ctx->message[0] = '\0';
-        st = IWPP_OK;
-        e->fallback = 1;
-        e->cap = 0;
+    const int has_near = r->edt_dev[2].ptr && r->edt_host[1];
+    if (rn < e->want) rn = e->want;
+    if (r->edt_cap < rn || r->edt_cap > 2 * rn || r->edt_es < e->es || (e->nearest && !has_near)) {
+        edt_res_free(ctx);
+        r->edt_host[0] = scratch_alloc(ctx, (size_t)rn * sizeof(float), &r->edt_pinned[0]);
+        if (e->nearest) r->edt_host[1] = scratch_alloc(ctx, (size_t)rn * sizeof(int64_t), &r->edt_pinned[1]);
+        r->edt_dev[0] = (iwpp_buf){e->binary->type, rn, 1, 1, NULL, NULL};
+        r->edt_dev[1] = (iwpp_buf){IWPP_F32, rn, 1, 1, NULL, NULL};
+        r->edt_dev[2] = (iwpp_buf){IWPP_I64, rn, 1, 1, NULL, NULL};
+        if (!r->edt_host[0] || (e->nearest && !r->edt_host[1]))
+            st = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for EDT tiles");
+        for (int i = 0; i < (e->nearest ? 3 : 2) && st == IWPP_OK; ++i) st = ops->buf_alloc(ctx, &r->edt_dev[i]);
+        if (st != IWPP_OK) edt_res_free(ctx);
+        if (st == IWPP_ENOMEM) {
+            /* the device has less than the budget said: the CPU does it all */
+            ctx->message[0] = '\0';
+            e->fallback = 1;
+            e->cap = 0;
+            return IWPP_OK;
+        }
+        if (st != IWPP_OK) return st;
+        r->edt_cap = rn;
+        r->edt_es = e->es;
     }
-    if (st == IWPP_OK && !e->fallback) e->cap = rn;
-    return st;
+    e->bin = r->edt_dev[0], e->bd = r->edt_dev[1], e->bn = r->edt_dev[2];
+    e->bin.type = e->binary->type;
+    e->hd = (float *)r->edt_host[0];
+    e->hn = (int64_t *)r->edt_host[1];
+    e->cap = r->edt_cap;
+    return IWPP_OK;
 }
 
 /* The exact EDT of region [rlo, rhi) on the device, into e->hd (and e->hn). */
+/* The exact EDT of region [rlo, rhi) on the device (left there: edt_fetch brings it back). */
 static iwpp_status edt_region(edt_tiler *e, const int64_t rlo[3], const int64_t rhi[3])
 {
     iwpp_context *ctx = e->ctx;
@@ -1454,28 +1480,79 @@ static iwpp_status edt_region(edt_tiler *e, const int64_t rlo[3], const int64_t 
     view.data = (unsigned char *)e->binary->data + (size_t)(rlo[0] + rlo[1] * e->bsy + rlo[2] * e->bsz) * e->es;
     view.width = rw, view.height = rh, view.depth = rd;
     view.stride_y = e->bsy, view.stride_z = e->bsz;
-    iwpp_image vd = iwpp_image_3d(e->hd, IWPP_F32, rw, rh, rd), vn = iwpp_image_3d(e->hn, IWPP_I64, rw, rh, rd);
     iwpp_status st;
     if ((st = ops->upload(ctx, &e->bin, &view)) ||
-        (st = ops->edt(ctx, &e->bin, IWPP_EDT_EXACT, e->sp, &e->bd, e->nearest ? &e->bn : NULL)) ||
-        (st = ops->download(ctx, &e->bd, &vd)) || (e->nearest && (st = ops->download(ctx, &e->bn, &vn))))
+        (st = ops->edt(ctx, &e->bin, IWPP_EDT_EXACT, e->sp, &e->bd, e->nearest ? &e->bn : NULL)))
         return st;
-    const int64_t rn = rw * rh * rd;
     e->runs++;
-    e->up += rn * (int64_t)e->es;
-    e->down += rn * (e->nearest ? 12 : 4);
+    e->up += rw * rh * rd * (int64_t)e->es;
     return IWPP_OK;
 }
 
-/* Is every pixel of tile [lo, hi) exact in its region's EDT? (a margin of one part in a million
- * for the float rounding of the distance). The margin along y and z is the row's; along x it is
+/* The region's distances (and nearest indices) into e->hd (e->hn). */
+static iwpp_status edt_fetch(edt_tiler *e)
+{
+    iwpp_context *ctx = e->ctx;
+    const iwpp_backend_ops *ops = ctx->ops;
+    const int64_t rw = e->bd.w, rh = e->bd.h, rd = e->bd.d;
+    iwpp_image vd = iwpp_image_3d(e->hd, IWPP_F32, rw, rh, rd), vn = iwpp_image_3d(e->hn, IWPP_I64, rw, rh, rd);
+    iwpp_status st;
+    if ((st = ops->download(ctx, &e->bd, &vd)) || (e->nearest && (st = ops->download(ctx, &e->bn, &vn))))
+        return st;
+    e->down += rw * rh * rd * (e->nearest ? 12 : 4);
+    return IWPP_OK;
+}
+
+/*
+ * A strip's quick way out, without the host check: where the largest distance of the whole
+ * region is within the margin of every strip row (the rows nearest the region's ends have the
+ * least), every strip pixel is exact, and its rows go straight from the device into the caller's
+ * dist. *done = 0: not taken (nearest indices asked for, a backend without download_rows or
+ * minmax, a distance beyond the margin, a view it cannot write); the region is still on the
+ * device for edt_fetch.
+ */
+static iwpp_status edt_strip_direct(edt_tiler *e, int a, const int64_t lo[3], const int64_t hi[3],
+                                    const int64_t rlo[3], const int64_t rhi[3], int *done)
+{
+    iwpp_context *ctx = e->ctx;
+    const iwpp_backend_ops *ops = ctx->ops;
+    *done = 0;
+    if (e->nearest || !ops->download_rows || !ops->minmax) return IWPP_OK;
+    double m = INFINITY;
+    if (rlo[a] > 0) m = fmin(m, (double)(lo[a] - rlo[a] + 1) * e->sp[a]);
+    if (rhi[a] < e->dim[a]) m = fmin(m, (double)(rhi[a] - hi[a] + 1) * e->sp[a]);
+    iwpp_status st;
+    if (!isinf(m)) {
+        double mn = 0.0, mx = 0.0;
+        if ((st = ops->minmax(ctx, &e->bd, &mn, &mx)) != IWPP_OK) return st;
+        if (!(mx * (1.0 + 1e-6) <= m)) return IWPP_OK;
+    }
+    iwpp_image out = *e->dist;
+    const int64_t first = a == 2 ? (lo[2] - rlo[2]) * e->dim[1] : lo[1] - rlo[1];
+    out.data = (float *)e->dist->data + (a == 2 ? lo[2] * e->dsz[0] : lo[1] * e->dsy[0]);
+    out.height = a == 2 ? e->dim[1] : hi[1] - lo[1];
+    out.depth = a == 2 ? hi[2] - lo[2] : 1;
+    out.stride_y = e->dsy[0], out.stride_z = e->dsz[0];
+    st = ops->download_rows(ctx, &e->bd, first, &out);
+    if (st == IWPP_EUNSUPPORTED && !ctx->message[0]) return IWPP_OK;
+    if (st != IWPP_OK) return st;
+    e->down += (int64_t)out.width * out.height * out.depth * 4;
+    *done = 1;
+    return IWPP_OK;
+}
+
+/* Writes tile [lo, hi) of the region's result into the caller's dist (and nearest, with the
+ * region's indices made global), and says whether every pixel of it is exact there (a margin of
+ * one part in a million for the float rounding of the distance). One pass, row by row: a tile is
+ * its own part of the output, so values that were not exact are written again when the tile runs
+ * with a larger margin. The margin along y and z is the row's; along x it is
  * min(x - rlo + 1, rhi - x) steps, infinite on the image's own sides. */
-static int edt_interior_exact(const edt_tiler *e, const int64_t lo[3], const int64_t hi[3], const int64_t rlo[3],
-                              const int64_t rhi[3])
+static int edt_store_checked(const edt_tiler *e, const int64_t lo[3], const int64_t hi[3], const int64_t rlo[3],
+                             const int64_t rhi[3])
 {
     const int64_t *dim = e->dim;
     const double *sp = e->sp;
-    const int64_t rw = rhi[0] - rlo[0], rh = rhi[1] - rlo[1];
+    const int64_t rw = rhi[0] - rlo[0], rh = rhi[1] - rlo[1], tw = hi[0] - lo[0];
     const int64_t ih = hi[1] - lo[1], rows = ih * (hi[2] - lo[2]);
     const int nt = e->nt;
     (void)nt;
@@ -1486,37 +1563,26 @@ static int edt_interior_exact(const edt_tiler *e, const int64_t lo[3], const int
         const int64_t p[3] = {lo[0], y, z};
         const int64_t xlo[3] = {0, rlo[1], rlo[2]}, xhi[3] = {dim[0], rhi[1], rhi[2]};
         const double row_m = outside_margin(p, xlo, xhi, dim, sp); /* y and z only */
-        const float *d = e->hd + (lo[0] - rlo[0]) + rw * ((y - rlo[1]) + rh * (z - rlo[2]));
-        const double left = rlo[0] > 0 ? sp[0] : INFINITY, right = rhi[0] < dim[0] ? sp[0] : INFINITY;
+        const int64_t src = (lo[0] - rlo[0]) + rw * ((y - rlo[1]) + rh * (z - rlo[2]));
+        const float *d = e->hd + src;
         int row_ok = 1;
-        for (int64_t x = lo[0]; x < hi[0]; ++x) {
-            double m = fmin(row_m, fmin((double)(x - rlo[0] + 1) * left, (double)(rhi[0] - x) * right));
-            row_ok &= (double)d[x - lo[0]] * (1.0 + 1e-6) <= m;
+        if (rlo[0] == 0 && rhi[0] == dim[0]) {
+            /* whole rows (strips): one margin for the row */
+            float worst = 0.0f;
+            for (int64_t x = 0; x < tw; ++x) worst = d[x] > worst ? d[x] : worst;
+            row_ok = (double)worst * (1.0 + 1e-6) <= row_m;
+        } else {
+            const double left = rlo[0] > 0 ? sp[0] : INFINITY, right = rhi[0] < dim[0] ? sp[0] : INFINITY;
+            for (int64_t x = lo[0]; x < hi[0]; ++x) {
+                double m = fmin(row_m, fmin((double)(x - rlo[0] + 1) * left, (double)(rhi[0] - x) * right));
+                row_ok &= (double)d[x - lo[0]] * (1.0 + 1e-6) <= m;
+            }
         }
         ok = ok && row_ok;
-    }
-    return ok;
-}
-
-/* Writes tile [lo, hi) of the region's result into the caller's dist (and nearest, with the
- * region's indices made global). */
-static void edt_store_tile(const edt_tiler *e, const int64_t lo[3], const int64_t hi[3], const int64_t rlo[3],
-                           const int64_t rhi[3])
-{
-    const int64_t *dim = e->dim;
-    const int64_t rw = rhi[0] - rlo[0], rh = rhi[1] - rlo[1];
-    const int64_t ih = hi[1] - lo[1], rows = ih * (hi[2] - lo[2]);
-    const int nt = e->nt;
-    (void)nt;
-    IWPP_TILES_OMP(omp parallel for num_threads(nt) schedule(static))
-    for (int64_t i = 0; i < rows; ++i) {
-        const int64_t y = lo[1] + i % ih, z = lo[2] + i / ih;
-        const int64_t src = (lo[0] - rlo[0]) + rw * ((y - rlo[1]) + rh * (z - rlo[2]));
-        memcpy((float *)e->dist->data + lo[0] + y * e->dsy[0] + z * e->dsz[0], e->hd + src,
-               (size_t)(hi[0] - lo[0]) * sizeof(float));
+        memcpy((float *)e->dist->data + lo[0] + y * e->dsy[0] + z * e->dsz[0], d, (size_t)tw * sizeof(float));
         if (!e->nearest) continue;
         int64_t *dn = (int64_t *)e->nearest->data + lo[0] + y * e->dsy[1] + z * e->dsz[1];
-        for (int64_t x = 0; x < hi[0] - lo[0]; ++x) {
+        for (int64_t x = 0; x < tw; ++x) {
             const int64_t li = e->hn[src + x];
             if (li < 0) {
                 dn[x] = -1;
@@ -1526,6 +1592,7 @@ static void edt_store_tile(const edt_tiler *e, const int64_t lo[3], const int64_
             dn[x] = (lx + rlo[0]) + dim[0] * ((ly + rlo[1]) + dim[1] * (lz + rlo[2]));
         }
     }
+    return ok;
 }
 
 /* Tile @p k: its region with margins R, 2R, 4R ... until every pixel of the tile is exact, or
@@ -1547,13 +1614,251 @@ static iwpp_status edt_tile(edt_tiler *e, int64_t k)
         }
         iwpp_status st = rn > e->cap ? edt_buffers_grow(e, rn) : IWPP_OK;
         if (st != IWPP_OK || e->fallback) return st;
-        if ((st = edt_region(e, rlo, rhi)) != IWPP_OK) return st;
-        if (edt_interior_exact(e, lo, hi, rlo, rhi)) {
-            edt_store_tile(e, lo, hi, rlo, rhi);
-            return IWPP_OK;
-        }
+        if ((st = edt_region(e, rlo, rhi)) != IWPP_OK || (st = edt_fetch(e)) != IWPP_OK) return st;
+        if (edt_store_checked(e, lo, hi, rlo, rhi)) return IWPP_OK;
         /* else a larger margin */
     }
+}
+
+/*
+ * Strips: where whole rows (2D) or planes (3D) fit, the tiles are strips across the outer axis
+ * (y in 2D, z in 3D) and a region is a strip plus R rows (planes) on either side, so that only
+ * the outer axis has margins: about 1 + 2R/t of the pixels run instead of the square tiles'
+ * (1 + 2R/t)^2 or ^3. The device workers of the call (three streams on one GPU by default, as
+ * the reconstruction's) each take the next strip. A strip whose region is not exact everywhere
+ * runs again in thinner pieces with twice the margin, and that margin is where the next strips
+ * start (a background far from most pixels is a property of the image, not of one strip).
+ */
+typedef struct edt_strips {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    int axis;         /* the outer axis: 1 (2D) or 2 (3D) */
+    int64_t t;        /* strip thickness */
+    int64_t count;    /* strips */
+    int64_t next;     /* the next strip to take */
+    int64_t done;     /* strips finished */
+    int64_t R;        /* the margin to start with (grows) */
+    int running;      /* worker threads still running */
+    int stop;         /* an error, a cancel, or a margin beyond the budget */
+    int fallback;
+    iwpp_status st;
+    char msg[512];
+} edt_strips;
+
+/* Rows (planes) a region of pixels may span: the per-worker budget over a row's (plane's) size. */
+static int64_t edt_strip_span(const edt_tiler *e, int axis)
+{
+    const double plane = axis == 2 ? (double)e->dim[0] * (double)e->dim[1] : (double)e->dim[0];
+    const double span = floor(e->max_region / plane);
+    return span > (double)e->dim[axis] + 2.0 ? e->dim[axis] + 2 : (int64_t)span;
+}
+
+/* Strip k, in pieces of at most span - 2R rows with margins R, R doubling on a piece that is
+ * not exact everywhere (e->fallback when even one row's margin does not fit). */
+static iwpp_status edt_strip(edt_tiler *e, int64_t k, int64_t span)
+{
+    edt_strips *sh = e->sh;
+    const int a = sh->axis;
+    pthread_mutex_lock(&sh->lock);
+    int64_t R = sh->R;
+    pthread_mutex_unlock(&sh->lock);
+    int64_t lo[3] = {0, 0, 0}, hi[3] = {e->dim[0], e->dim[1], e->dim[2]}, rlo[3] = {0, 0, 0},
+            rhi[3] = {e->dim[0], e->dim[1], e->dim[2]};
+    const int64_t end = (k + 1) * sh->t < e->dim[a] ? (k + 1) * sh->t : e->dim[a];
+    for (int64_t pos = k * sh->t; pos < end;) {
+        int64_t piece = span - 2 * R;
+        if (piece < 1 || R >= e->dim[a] || (span >= e->dim[a] && piece * 4 < span)) {
+            if (span < e->dim[a]) {
+                e->fallback = 1; /* the margin this strip needs does not fit a worker's share */
+                return IWPP_OK;
+            }
+            R = e->dim[a]; /* the whole axis fits (better than thin pieces): the whole image is exact */
+            piece = end - pos;
+        }
+        if (piece > end - pos) piece = end - pos;
+        lo[a] = pos, hi[a] = pos + piece;
+        rlo[a] = pos - R > 0 ? pos - R : 0;
+        rhi[a] = pos + piece + R < e->dim[a] ? pos + piece + R : e->dim[a];
+        const int64_t rn = (rhi[0] - rlo[0]) * (rhi[1] - rlo[1]) * (rhi[2] - rlo[2]);
+        iwpp_status st = rn > e->cap ? edt_buffers_grow(e, rn) : IWPP_OK;
+        if (st != IWPP_OK || e->fallback) return st;
+        if ((st = edt_region(e, rlo, rhi)) != IWPP_OK) return st;
+        int exact = 0;
+        if ((st = edt_strip_direct(e, a, lo, hi, rlo, rhi, &exact)) != IWPP_OK) return st;
+        if (!exact && (st = edt_fetch(e)) != IWPP_OK) return st;
+        if (exact || edt_store_checked(e, lo, hi, rlo, rhi)) {
+            pos += piece;
+        } else {
+            R *= 2;
+            pthread_mutex_lock(&sh->lock);
+            if (R > sh->R) sh->R = R;
+            pthread_mutex_unlock(&sh->lock);
+        }
+    }
+    return IWPP_OK;
+}
+
+static void *edt_strip_worker(void *arg)
+{
+    edt_tiler *e = (edt_tiler *)arg;
+    edt_strips *sh = e->sh;
+    const int64_t span = edt_strip_span(e, sh->axis);
+    for (;;) {
+        pthread_mutex_lock(&sh->lock);
+        const int64_t k = sh->stop ? sh->count : sh->next++;
+        pthread_mutex_unlock(&sh->lock);
+        if (k >= sh->count) break;
+        iwpp_status st = edt_strip(e, k, span);
+        pthread_mutex_lock(&sh->lock);
+        sh->done++;
+        if (st != IWPP_OK && !sh->stop) {
+            sh->st = st;
+            snprintf(sh->msg, sizeof sh->msg, "EDT strip worker (%s): %s", e->ctx->ops->name,
+                     iwpp_error_message(e->ctx));
+        }
+        if (st != IWPP_OK || e->fallback) {
+            sh->stop = 1;
+            sh->fallback |= e->fallback;
+        }
+        pthread_cond_broadcast(&sh->cv);
+        pthread_mutex_unlock(&sh->lock);
+    }
+    pthread_mutex_lock(&sh->lock);
+    sh->running--;
+    pthread_cond_broadcast(&sh->cv);
+    pthread_mutex_unlock(&sh->lock);
+    return NULL;
+}
+
+/* The calling thread while the strip workers run: progress about every 100 ms, and a cancel. */
+static void edt_strips_watch(iwpp_context *ctx, edt_strips *sh)
+{
+    double last = monotonic_ms();
+    pthread_mutex_lock(&sh->lock);
+    while (sh->running > 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&sh->cv, &sh->lock, &ts);
+        if (ctx->progress && monotonic_ms() - last >= 100.0 && !sh->stop) {
+            const double f = (double)sh->done / (double)sh->count;
+            pthread_mutex_unlock(&sh->lock);
+            const int cancel = ctx->progress(ctx->progress_user, f);
+            last = monotonic_ms();
+            pthread_mutex_lock(&sh->lock);
+            if (cancel && !sh->stop) {
+                sh->stop = 1;
+                sh->st = IWPP_ECANCELED;
+                snprintf(sh->msg, sizeof sh->msg, "cancelled after %lld of %lld EDT strips", (long long)sh->done,
+                         (long long)sh->count);
+            }
+        }
+    }
+    pthread_mutex_unlock(&sh->lock);
+}
+
+/* The device workers of the call: the context's worker list without its CPU items (a strip on
+ * one core would hold the end of the call), or ctx alone. *share: workers on ctx's device. */
+static int edt_workers(iwpp_context *ctx, iwpp_context **wc, int *share)
+{
+    iwpp_worker_spec sp[IWPP_MAX_WORKER_SPECS];
+    iwpp_context *all[IWPP_MAX_WORKERS];
+    int nsp = effective_specs(ctx, sp), n = 0, nw = 0;
+    if (worker_contexts(ctx, sp, nsp, all, &n) != IWPP_OK) {
+        ctx->message[0] = '\0';
+        n = 0;
+    }
+    for (int k = 0; k < n; ++k)
+        if (all[k]->ops->kind != IWPP_BACKEND_CPU) wc[nw++] = all[k];
+    if (nw == 0) wc[nw++] = ctx;
+    /* the budget is per device: the workers on one device share it (counted on ctx's) */
+    *share = 0;
+    for (int k = 0; k < nw; ++k) *share += wc[k]->ops->kind == ctx->ops->kind && wc[k]->device == ctx->device;
+    if (*share < 1) *share = 1;
+    return nw;
+}
+
+/* Strips over the workers; returns -1 (and nothing run) where a row / plane with the first
+ * margins does not fit a worker's share of the budget: then square tiles run instead. */
+static int edt_by_strips(iwpp_context *ctx, const edt_tiler *plan, iwpp_status *out)
+{
+    iwpp_context *wc[IWPP_MAX_WORKERS];
+    int share = 1;
+    const int nw = edt_workers(ctx, wc, &share);
+    edt_strips sh;
+    memset(&sh, 0, sizeof sh);
+    sh.axis = plan->dim[2] > 1 ? 2 : 1;
+    edt_tiler base = *plan;
+    base.max_region = plan->max_region / share;
+    const int64_t span = edt_strip_span(&base, sh.axis);
+    /* first margin: an eighth of the span, at most 32 (nuclei-like masks need less; the
+       margin doubles where a strip needs more) */
+    sh.R = span / 8 < 32 ? (span / 8 > 1 ? span / 8 : 1) : 32;
+    if (span - 2 * sh.R < 4 && span < plan->dim[sh.axis]) return -1;
+    /* strips of about span - 2R, at least two per worker when the image allows */
+    sh.t = span - 2 * sh.R;
+    const int64_t ext = plan->dim[sh.axis];
+    if (sh.t * 2 * nw > ext) sh.t = (ext + 2 * nw - 1) / (2 * nw);
+    if (sh.t < 1) sh.t = 1;
+    sh.count = (ext + sh.t - 1) / sh.t;
+    base.want = (sh.t + 2 * sh.R < ext ? sh.t + 2 * sh.R : ext) * (plan->dim[0] * (sh.axis == 2 ? plan->dim[1] : 1));
+    pthread_mutex_init(&sh.lock, NULL);
+    pthread_cond_init(&sh.cv, NULL);
+    edt_tiler *w = calloc((size_t)nw, sizeof *w);
+    if (!w) {
+        *out = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the EDT strip workers");
+        return 0;
+    }
+    const int nt = iwpp_cpu_threads(ctx) / nw > 1 ? iwpp_cpu_threads(ctx) / nw : 1;
+    for (int k = 0; k < nw; ++k) {
+        w[k] = base;
+        w[k].ctx = wc[k];
+        w[k].sh = &sh;
+        w[k].nt = nt;
+        pthread_mutex_lock(&sh.lock);
+        sh.running++;
+        pthread_mutex_unlock(&sh.lock);
+        if (pthread_create(&w[k].thread, NULL, edt_strip_worker, &w[k]) != 0) {
+            pthread_mutex_lock(&sh.lock);
+            sh.running--;
+            if (k == 0) {
+                sh.stop = 1;
+                sh.st = IWPP_ENOMEM;
+                snprintf(sh.msg, sizeof sh.msg, "could not start an EDT strip worker thread");
+            }
+            pthread_mutex_unlock(&sh.lock);
+            break; /* the ones started take every strip */
+        }
+        w[k].started = 1;
+    }
+    edt_strips_watch(ctx, &sh);
+    int64_t runs = 0, up = 0, down = 0;
+    iwpp_stats *o = &ctx->stats;
+    memset(o, 0, sizeof *o);
+    for (int k = 0; k < nw; ++k) {
+        if (w[k].started) pthread_join(w[k].thread, NULL);
+        runs += w[k].runs, up += w[k].up, down += w[k].down;
+        if (k < 16) o->worker_tiles[k] = w[k].runs;
+    }
+    free(w);
+    pthread_cond_destroy(&sh.cv);
+    pthread_mutex_destroy(&sh.lock);
+    if (sh.st != IWPP_OK) {
+        *out = iwpp_set_error(ctx, sh.st, "%s", sh.msg);
+        return 0;
+    }
+    if (sh.fallback) return -1; /* a margin beyond a worker's share: square tiles on ctx's whole budget */
+    o->tiles = runs;
+    o->tile_grid = sh.count;
+    o->workers = nw;
+    o->bytes_to_device = up;
+    o->bytes_from_device = down;
+    snprintf(o->variant, sizeof o->variant, "edt strips of %lld %s, %d worker%s, margin %lld", (long long)sh.t,
+             sh.axis == 2 ? "planes" : "rows", nw, nw > 1 ? "s" : "", (long long)sh.R);
+    if (ctx->progress) ctx->progress(ctx->progress_user, 1.0);
+    *out = IWPP_OK;
+    return 0;
 }
 
 iwpp_status iwpp_tiles_edt(iwpp_context *ctx, const iwpp_image *binary, const double sp[3], iwpp_image *dist,
@@ -1569,8 +1874,10 @@ iwpp_status iwpp_tiles_edt(iwpp_context *ctx, const iwpp_image *binary, const do
     e.dim[0] = binary->width, e.dim[1] = binary->height, e.dim[2] = binary->depth;
     edt_plan(&e);
     iwpp_status st = IWPP_OK;
+    if (edt_by_strips(ctx, &e, &st) == 0) return st;
+    /* square (cube) tiles, one at a time on ctx's whole budget: a row (plane) with margins is
+       beyond a worker's share, or a strip needs a margin that is */
     for (int64_t k = 0; k < e.g.n && st == IWPP_OK && !e.fallback; ++k) st = edt_tile(&e, k);
-    edt_buffers_free(&e);
     if (st != IWPP_OK) return st;
     iwpp_stats *o = &ctx->stats;
     memset(o, 0, sizeof *o);

@@ -701,6 +701,20 @@ static iwpp_status ocl_download(iwpp_context *ctx, const iwpp_buf *src, iwpp_ima
     return IWPP_OK;
 }
 
+/* Rows [row, ...) of src into a contiguous view (the tiled EDT's strips); others: the caller
+ * downloads the whole buffer. */
+static iwpp_status ocl_download_rows(iwpp_context *ctx, const iwpp_buf *src, int64_t row, iwpp_image *dst)
+{
+    iwpp_ocl *s = iwpp_ocl_state(ctx);
+    size_t es = iwpp_type_size(src->type), rp, sp;
+    if (!view_pitches(dst, es, &rp, &sp)) return IWPP_EUNSUPPORTED;
+    const size_t n = (size_t)(dst->width * dst->height * dst->depth);
+    cl_int err = s->api->clEnqueueReadBuffer(s->queue, (cl_mem)src->ptr, CL_TRUE, (size_t)(row * src->w) * es,
+                                             n * es, dst->data, 0, NULL, NULL);
+    if (err != CL_SUCCESS) return iwpp_ocl_fail(ctx, err, "copying image rows from the device");
+    return IWPP_OK;
+}
+
 /* OpenCL has no query of free memory: the device's global memory, less a tenth for other
  * users, and at most what the largest single buffer allows (the reconstruction's 32-bit working
  * copy of J takes 4 bytes a pixel of the ~10.5 it needs in all). */
@@ -778,6 +792,13 @@ static iwpp_status g_download(iwpp_context *ctx, const iwpp_buf *src, iwpp_image
     iwpp_signals_leave();
     return r;
 }
+static iwpp_status g_download_rows(iwpp_context *ctx, const iwpp_buf *src, int64_t row, iwpp_image *dst)
+{
+    iwpp_signals_enter();
+    iwpp_status r = ocl_download_rows(ctx, src, row, dst);
+    iwpp_signals_leave();
+    return r;
+}
 static iwpp_status g_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask,
                                  int connectivity, iwpp_morph_mode mode)
 {
@@ -847,6 +868,7 @@ const iwpp_backend_ops iwpp_opencl_backend = {
     .buf_free = g_buf_free,
     .upload = g_upload,
     .download = g_download,
+    .download_rows = g_download_rows,
     .reconstruct = g_reconstruct,
     .edt = g_edt,
     .pointwise = g_pointwise,

@@ -274,7 +274,9 @@ static void test_composed(void **state)
 
 /* Exact EDT through overlapping tiles (GPU backends: the CPU needs no device budget): distances
  * bit-identical to the in-memory CPU result, nearest indices at exactly that distance. */
-static int edt_case(const double *bin, odims d, const double sp[3], const char *label, uint64_t budget)
+/* @p far: the image has pixels far from any background (a margin the regions of a small budget
+ * cannot hold), so the CPU may take the call there. */
+static int edt_case(const double *bin, odims d, const double sp[3], const char *label, uint64_t budget, int far)
 {
     int fails = 0;
     const int64_t n = odims_count(d);
@@ -300,6 +302,17 @@ static int edt_case(const double *bin, odims d, const double sp[3], const char *
     int bad = check_ok(st, ctx, what);
     iwpp_stats stats;
     iwpp_context_stats(ctx, &stats);
+    /* without nearest indices (strips may then write rows straight from the device) */
+    float *alone = malloc((size_t)n * sizeof *alone);
+    iwpp_image ad = iwpp_image_3d(alone, IWPP_F32, d.w, d.h, d.d);
+    if (!bad) {
+        bad = check_ok(iwpp_distance_transform(ctx, &in, IWPP_EDT_EXACT, sp, &ad, NULL), ctx, what);
+        if (!bad && memcmp(alone, want, (size_t)n * sizeof *want) != 0) {
+            print_error("FAIL: %s: distances without nearest indices differ from the CPU's\n", what);
+            bad = 1;
+        }
+    }
+    free(alone);
     for (int64_t k = 0; k < n && !bad; ++k) {
         if (memcmp(&want[k], &got[k], sizeof(float)) != 0) {
             print_error("FAIL: %s: pixel %lld: got %.9g, want %.9g (%s)\n", what, (long long)k, got[k], want[k],
@@ -313,9 +326,10 @@ static int edt_case(const double *bin, odims d, const double sp[3], const char *
             bad = 1;
         }
     }
-    /* a budget whose regions hold the margins these images need must run by tiles; a tiny one
-       runs by tiles or, where a margin does not fit, on the CPU */
-    if (!bad && (budget > 100000 ? stats.tile_grid < 4 : stats.tile_grid < 4 && !strstr(stats.variant, "CPU"))) {
+    /* a budget whose regions hold the margins these images need must run by tiles (strips or
+       square tiles); a smaller one runs by tiles or, where a margin does not fit, on the CPU */
+    const int may_cpu = budget < 100000 || (far && budget < 1000000);
+    if (!bad && stats.tile_grid < 4 && !(may_cpu && strstr(stats.variant, "CPU"))) {
         print_error("FAIL: %s: did not run by tiles (%s)\n", what, stats.variant);
         bad = 1;
     }
@@ -363,9 +377,13 @@ static void test_edt(void **state)
                 label = "a diagonal line";
                 break;
             }
-            fails += edt_case(v, d, unit, label, 600 * 21);
-            fails += edt_case(v, d, unit, label, 660000);
-            fails += edt_case(v, d, aniso, label, 660000);
+            /* square tiles (a row with margins does not fit), strips whose margins may not
+               fit, strips whose regions may span the image */
+            const int far = fam >= 2;
+            fails += edt_case(v, d, unit, label, 600 * 21, far);
+            fails += edt_case(v, d, unit, label, 660000, far);
+            fails += edt_case(v, d, aniso, label, 660000, far);
+            fails += edt_case(v, d, aniso, label, 2000000, far);
         }
         free(v);
     }
@@ -417,6 +435,33 @@ static void test_progress_and_cancel(void **state)
     if (st != IWPP_OK) {
         assert_int_equal(st, IWPP_ECANCELED);
         assert_non_null(strstr(iwpp_error_message(ctx), "cancel"));
+    }
+    if (g_backend != IWPP_BACKEND_CPU) {
+        /* the exact EDT by strips: progress to 1; a cancel, or a result equal to the CPU's */
+        float *want = malloc((size_t)odims_count(d) * sizeof *want), *got = malloc((size_t)odims_count(d) * 4);
+        iwpp_image wd = iwpp_image_2d(want, IWPP_F32, d.w, d.h), gd = iwpp_image_2d(got, IWPP_F32, d.w, d.h);
+        iwpp_context *cpu = NULL;
+        assert_int_equal(iwpp_context_create(&cpu, IWPP_BACKEND_CPU), IWPP_OK);
+        assert_int_equal(iwpp_distance_transform(cpu, &ms.v, IWPP_EDT_EXACT, NULL, &wd, NULL), IWPP_OK);
+        iwpp_context_destroy(cpu);
+        assert_int_equal(iwpp_context_set_memory_limit(ctx, 4000000), IWPP_OK);
+        g_calls = 0;
+        g_last = -1;
+        assert_int_equal(iwpp_context_set_progress(ctx, count_progress, NULL), IWPP_OK);
+        assert_int_equal(iwpp_distance_transform(ctx, &ms.v, IWPP_EDT_EXACT, NULL, &gd, NULL), IWPP_OK);
+        iwpp_stats stats;
+        iwpp_context_stats(ctx, &stats);
+        assert_non_null(strstr(stats.variant, "strips"));
+        assert_true(g_last == 1.0);
+        assert_memory_equal(want, got, (size_t)odims_count(d) * sizeof *want);
+        assert_int_equal(iwpp_context_set_progress(ctx, cancel_at_once, NULL), IWPP_OK);
+        st = iwpp_distance_transform(ctx, &ms.v, IWPP_EDT_EXACT, NULL, &gd, NULL);
+        if (st != IWPP_OK) {
+            assert_int_equal(st, IWPP_ECANCELED);
+            assert_non_null(strstr(iwpp_error_message(ctx), "cancel"));
+        }
+        free(want);
+        free(got);
     }
     timg_free(&mk);
     timg_free(&ms);
