@@ -28,6 +28,7 @@ if [ "$PHASE" = edt ]; then
   # the exact EDT beyond the budget (strips): 1/8 of its working set (21 B/px) and less
   stamp "tiles_bench cuda exact EDT 8192 and 32768, budgets 1/8 of the working set and 880M"
   timeout 100 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 8192 --limits 176M,64M --edt-only --reps 5
+  timeout 100 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 16384 --limits 704M --edt-only --reps 3
   timeout 200 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 32768 --limits 2816M,880M --edt-only --reps 3
   stamp "tiles_bench opencl exact EDT 8192, 1/8"
   timeout 100 stdbuf -oL "$B/bench/tiles_bench" --backend opencl --sizes 8192 --limits 176M --edt-only --reps 3

@@ -26,8 +26,9 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
 /** Whether an exact EDT of @p binary exceeds ctx's device budget (GPU backends only). */
 int iwpp_tiles_edt_needed(iwpp_context *ctx, const iwpp_image *binary);
 
-/** Exact EDT by overlapping tiles on ctx's device (arguments checked, spacing resolved); falls
- *  back to the CPU in host memory when a tile's margin cannot fit the budget. */
+/** Exact EDT beyond the budget (arguments checked, spacing resolved): strips of whole rows
+ *  (planes) with margins over the call's GPU workers, else square tiles with margins on ctx's
+ *  device, else the CPU in host memory when the margin a tile needs cannot fit. */
 iwpp_status iwpp_tiles_edt(iwpp_context *ctx, const iwpp_image *binary, const double spacing[3],
                            iwpp_image *dist, iwpp_image *nearest);
 

@@ -184,6 +184,10 @@ IWPP_API iwpp_status iwpp_context_set_queue_variant(iwpp_context *ctx, iwpp_queu
  * Results are bit-identical to the in-memory path. The working set is estimated per backend
  * (about 2 images plus the propagation queues; README "Tiles"). With the default budget, a
  * call that fits is tried in memory first and falls back to tiles if the device runs out.
+ * An exact EDT beyond the budget runs by strips of whole rows (planes in 3D) with margins,
+ * on the GPU workers of iwpp_context_set_workers (three streams by default), or by square
+ * tiles where a row does not fit; distances are bit-identical to the in-memory ones. The
+ * Danielsson EDT beyond the budget is IWPP_EUNSUPPORTED.
  * On the CPU backend the default means "no limit" (host memory is the image's home).
  */
 IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t bytes);
