@@ -490,7 +490,8 @@ static cl_int run_lines(const exact_call *c, const exact_plan *P, const cl_kerne
     ka_int(&o, c->d);
     ka_int(&o, P->ln_cap);
     cl_int err = x.err != CL_SUCCESS ? x.err : y.err != CL_SUCCESS ? y.err : o.err;
-    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k[KX_LX], ((size_t)c->rows + 63) / 64 * 64, 64);
+    /* one group of 128 (edt_lines.cl's LNX_G) per row */
+    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k[KX_LX], (size_t)c->rows * 128, 128);
     if (err == CL_SUCCESS && c->is3) err = iwpp_ocl_run1d(s, k[KX_LY], P->ln_items, 64);
     if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k[KX_LOUT], P->ln_items, 64);
     return err;

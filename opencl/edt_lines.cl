@@ -19,49 +19,93 @@
 #define LN_WIN 8
 #define LN_CHUNKS 128 /* entries between a work-item's spilled chunks: 32 items of 4 */
 #define LN_GROUP 64   /* work-items per group of edt_ln_y / edt_ln_out (their windows) */
-#define LN_TILE 64    /* edt_ln_x: rows per group, and pixels per tile of a row */
+#define LNX_G 128     /* edt_ln_x: work-items per row (4 pixels each: segments of 512) */
+#define LNX_SEGS 128  /* edt_ln_x: most segments of a row (rows up to 65536) */
 
-/* Pass X: a group of LN_TILE work-items takes LN_TILE consecutive rows. Tiles of LN_TILE pixels
- * of those rows pass through local memory, loaded and stored a row segment at a time
- * (coalesced); each work-item sweeps its own row in them, left to right storing the last
- * background so far, then right to left choosing the nearer of that and the first background
- * to the right (ties: the left one). */
+
+/* Pass X: a group of LNX_G work-items takes one row, in segments of 4 LNX_G pixels (each
+ * work-item 4 neighbouring ones). In a segment, the last background up to each work-item's
+ * pixels (a max scan from the left) and the first from them on (a min scan from the right) are
+ * scans over the group in local memory, with the rows' earlier (later) segments carried in: for
+ * rows longer than one segment, a first sweep keeps each segment's first and last background.
+ * Each pixel takes the nearer of the two (ties: the left one). One read of the row (two when
+ * it is longer than a segment), one write: OpenCL 1.2 has no ballots (CUDA's pass X). */
+inline void lnx_bounds(__global const pix_t *p, int x0, int w, int *first, int *last, int bg[4])
+{
+    *first = LN_INF, *last = -1;
+    for (int j = 0; j < 4; ++j) {
+        const int x = x0 + j;
+        bg[j] = x < w && p[x] == (pix_t)0;
+        if (bg[j]) {
+            *first = min(*first, x);
+            *last = x;
+        }
+    }
+}
+
 __kernel void edt_ln_x(__global const pix_t *in, __global ushort *sx, int w, uint rows)
 {
-    __local uchar bg[LN_TILE][LN_TILE + 1];
-    __local ushort res[LN_TILE][LN_TILE + 1];
+    __local int sa[LNX_G], sb[LNX_G];
+    __local int seg_first[LNX_SEGS], seg_last[LNX_SEGS];
     const int li = (int)get_local_id(0);
-    const uint r0 = (uint)get_group_id(0) * LN_TILE;
-    const int mine = r0 + (uint)li < rows;
-    int left = -1, right = -1;
-    for (int pass = 0; pass < 2; ++pass) {
-        const int tiles = (w + LN_TILE - 1) / LN_TILE;
-        for (int ti = 0; ti < tiles; ++ti) {
-            const int x0 = (pass == 0 ? ti : tiles - 1 - ti) * LN_TILE, tw = min(LN_TILE, w - x0);
+    const uint row = (uint)get_group_id(0);
+    if (row >= rows) return; /* the whole group */
+    __global const pix_t *p = in + (size_t)row * (size_t)w;
+    __global ushort *o = sx + (size_t)row * (size_t)w;
+    const int S = 4 * LNX_G, nseg = (w + S - 1) / S;
+    int bg[4], first, last;
+    if (nseg > 1) {
+        for (int s = 0; s < nseg; ++s) {
+            lnx_bounds(p, s * S + 4 * li, w, &first, &last, bg);
+            sa[li] = last;
+            sb[li] = first;
             barrier(CLK_LOCAL_MEM_FENCE);
-            for (int r = 0; r < LN_TILE; ++r)
-                if (r0 + (uint)r < rows && li < tw) {
-                    const size_t o = (size_t)(r0 + (uint)r) * (size_t)w + (size_t)(x0 + li);
-                    bg[r][li] = in[o] == (pix_t)0;
-                    if (pass == 1) res[r][li] = sx[o];
+            for (int h = LNX_G / 2; h > 0; h >>= 1) {
+                if (li < h) {
+                    sa[li] = max(sa[li], sa[li + h]);
+                    sb[li] = min(sb[li], sb[li + h]);
                 }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            if (mine && pass == 0) {
-                for (int j = 0; j < tw; ++j) {
-                    if (bg[li][j]) left = x0 + j;
-                    res[li][j] = (ushort)(left < 0 ? LN_NONE : left);
-                }
-            } else if (mine) {
-                for (int j = tw - 1; j >= 0; --j) {
-                    const int x = x0 + j, l = res[li][j];
-                    if (bg[li][j]) right = x;
-                    if (right >= 0 && (l == LN_NONE || right - x < x - l)) res[li][j] = (ushort)right;
-                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+            }
+            if (li == 0) {
+                seg_last[s] = sa[0];
+                seg_first[s] = sb[0];
             }
             barrier(CLK_LOCAL_MEM_FENCE);
-            for (int r = 0; r < LN_TILE; ++r)
-                if (r0 + (uint)r < rows && li < tw) sx[(size_t)(r0 + (uint)r) * (size_t)w + (size_t)(x0 + li)] = res[r][li];
         }
+    }
+    int carry_l = -1;
+    for (int s = 0; s < nseg; ++s) {
+        int carry_r = LN_INF;
+        for (int t = s + 1; t < nseg && carry_r == LN_INF; ++t) carry_r = seg_first[t];
+        const int x0 = s * S + 4 * li;
+        lnx_bounds(p, x0, w, &first, &last, bg);
+        sa[li] = last;
+        sb[li] = first;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int h = 1; h < LNX_G; h <<= 1) {
+            const int a = li >= h ? sa[li - h] : -1, b = li + h < LNX_G ? sb[li + h] : LN_INF;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            sa[li] = max(sa[li], a);
+            sb[li] = min(sb[li], b);
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        int left = max(carry_l, li > 0 ? sa[li - 1] : -1);
+        int right[4];
+        int r = min(carry_r, li + 1 < LNX_G ? sb[li + 1] : LN_INF);
+        for (int j = 3; j >= 0; --j) {
+            if (bg[j]) r = x0 + j;
+            right[j] = r;
+        }
+        for (int j = 0; j < 4; ++j) {
+            const int x = x0 + j;
+            if (bg[j]) left = x;
+            const int rr = right[j];
+            const int c = rr != LN_INF && (left < 0 || rr - x < x - left) ? rr : left;
+            if (x < w) o[x] = (ushort)(c < 0 ? LN_NONE : c);
+        }
+        carry_l = max(carry_l, sa[LNX_G - 1]);
+        barrier(CLK_LOCAL_MEM_FENCE); /* sa, sb are the next segment's */
     }
 }
 
