@@ -1248,6 +1248,23 @@ static void tiles_stats(iwpp_context *ctx, const sched *s, const worker *w, int 
     o->compute_ms = 0.0;
 }
 
+/* Every tile queued for its first run, by anti-diagonals (tiles with equal x + y + z indices;
+ * in each, by rows): a tile's left and upper neighbours are queued a diagonal earlier, so a
+ * first run mostly sees their results in its halo and what they pushed across the border
+ * needs no re-run, while the tiles running at once (the next ones) share at most corners.
+ * (In raster order the workers ran a row's neighbouring tiles together, and each pushed what
+ * the other needed back as re-runs.) */
+static void first_runs_queue(sched *s)
+{
+    const int64_t *c = s->g.cnt;
+    for (int64_t d = 0; d < c[0] + c[1] + c[2] - 2; ++d)
+        for (int64_t z = 0; z < c[2] && z <= d; ++z)
+            for (int64_t y = 0; y < c[1] && y <= d - z; ++y) {
+                const int64_t x = d - z - y;
+                if (x < c[0]) queue_push(s, x + c[0] * (y + c[1] * z));
+            }
+}
+
 iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const iwpp_image *mask, int conn,
                                    iwpp_morph_mode mode)
 {
@@ -1280,7 +1297,7 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
 
     pthread_mutex_init(&s.lock, NULL);
     pthread_cond_init(&s.cv, NULL);
-    for (int64_t k = 0; k < s.g.n; ++k) queue_push(&s, k);
+    first_runs_queue(&s);
     workers_start(&s, w, wc, nw);
     watch_progress(ctx, &s);
     for (int k = 0; k < nw; ++k)
