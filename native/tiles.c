@@ -1188,6 +1188,28 @@ static void workers_start(sched *s, worker *w, iwpp_context *const *wc, int nw)
     }
 }
 
+/* Under @p lock: wait on @p cv for at most 50 ms. */
+static void cond_wait_50ms(pthread_cond_t *cv, pthread_mutex_t *lock)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 50 * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    pthread_cond_timedwait(cv, lock, &ts);
+}
+
+/* Under @p lock, at most every 100 ms: fraction @p f to the context's listener (the lock
+ * released while it runs); 1 when the listener asks to stop. */
+static int progress_tick(iwpp_context *ctx, pthread_mutex_t *lock, double *last, double f)
+{
+    if (!ctx->progress || monotonic_ms() - *last < 100.0) return 0;
+    pthread_mutex_unlock(lock);
+    const int cancel = ctx->progress(ctx->progress_user, f);
+    *last = monotonic_ms();
+    pthread_mutex_lock(lock);
+    return cancel;
+}
+
 /* The calling thread while the workers run: reports progress about every 100 ms and stops the
  * call when the listener cancels. Returns when no tile is queued or running, or on a stop. */
 static void watch_progress(iwpp_context *ctx, sched *s)
@@ -1195,19 +1217,11 @@ static void watch_progress(iwpp_context *ctx, sched *s)
     double best = 0.0, last = monotonic_ms();
     pthread_mutex_lock(&s->lock);
     while (!s->stop && (queued(s) > 0 || s->running > 0)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 50 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-        pthread_cond_timedwait(&s->cv, &s->lock, &ts);
-        if (ctx->progress && monotonic_ms() - last >= 100.0 && !s->stop) {
+        cond_wait_50ms(&s->cv, &s->lock);
+        if (!s->stop) {
             double f = (double)s->done / (double)(s->done + queued(s) + s->running);
             if (f > best) best = f;
-            pthread_mutex_unlock(&s->lock);
-            int cancel = ctx->progress(ctx->progress_user, best);
-            last = monotonic_ms();
-            pthread_mutex_lock(&s->lock);
-            if (cancel && !s->stop) {
+            if (progress_tick(ctx, &s->lock, &last, best) && !s->stop) {
                 s->stop = 1;
                 s->st = IWPP_ECANCELED;
                 snprintf(s->msg, sizeof s->msg, "cancelled after %lld of %lld tile runs", (long long)s->done,
@@ -1753,23 +1767,13 @@ static void edt_strips_watch(iwpp_context *ctx, edt_strips *sh)
     double last = monotonic_ms();
     pthread_mutex_lock(&sh->lock);
     while (sh->running > 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 50 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-        pthread_cond_timedwait(&sh->cv, &sh->lock, &ts);
-        if (ctx->progress && monotonic_ms() - last >= 100.0 && !sh->stop) {
-            const double f = (double)sh->done / (double)sh->count;
-            pthread_mutex_unlock(&sh->lock);
-            const int cancel = ctx->progress(ctx->progress_user, f);
-            last = monotonic_ms();
-            pthread_mutex_lock(&sh->lock);
-            if (cancel && !sh->stop) {
-                sh->stop = 1;
-                sh->st = IWPP_ECANCELED;
-                snprintf(sh->msg, sizeof sh->msg, "cancelled after %lld of %lld EDT strips", (long long)sh->done,
-                         (long long)sh->count);
-            }
+        cond_wait_50ms(&sh->cv, &sh->lock);
+        if (!sh->stop && progress_tick(ctx, &sh->lock, &last, (double)sh->done / (double)sh->count) &&
+            !sh->stop) {
+            sh->stop = 1;
+            sh->st = IWPP_ECANCELED;
+            snprintf(sh->msg, sizeof sh->msg, "cancelled after %lld of %lld EDT strips", (long long)sh->done,
+                     (long long)sh->count);
         }
     }
     pthread_mutex_unlock(&sh->lock);
