@@ -272,7 +272,7 @@ static void test_composed(void **state)
     assert_int_equal(fails, 0);
 }
 
-/* Exact EDT through overlapping tiles (GPU backends: the CPU needs no device budget): distances
+/* Exact EDT by strips or square tiles with margins (GPU backends: the CPU needs no device budget): distances
  * bit-identical to the in-memory CPU result, nearest indices at exactly that distance. */
 /* @p far: the image has pixels far from any background (a margin the regions of a small budget
  * cannot hold), so the CPU may take the call there. */
