@@ -641,8 +641,8 @@ iwpp_status iwpp_bufset_output(iwpp_bufset *s, iwpp_type type, const iwpp_image 
 }
 
 /* An EDT beyond the device's budget: exact by strips (or square tiles) with margins; Danielsson
- * is refused. Tiles
- * write the outputs as they go, so an input that shares memory with an output is copied first. */
+ * is refused. Tiles write the outputs as they go, so an input that shares memory with an output
+ * is copied first. */
 static iwpp_status edt_by_tiles(iwpp_context *ctx, const iwpp_image *binary, iwpp_edt_method method,
                                 const double sp[3], iwpp_image *dist_out, iwpp_image *nearest_out)
 {
