@@ -5,10 +5,11 @@
 # (scripts/check_natives.sh); then builds the C library
 # and its tests again with AddressSanitizer + UndefinedBehaviorSanitizer (CPU and OpenCL; no
 # CUDA: its driver clashes with ASan's shadow memory; no Java) and runs the C suite there.
-# Any sanitizer report fails the run.
+# Any sanitizer report fails the run. Last, the tiled tests on the CPU backend under
+# ThreadSanitizer (the tile scheduler's locks).
 # Usage: scripts/test.sh [extra cmake args]
-#   build dirs: build/ and build-asan/ (override with BUILD_DIR, SAN_BUILD_DIR);
-#   SANITIZE=0 skips the sanitizer build.
+#   build dirs: build/, build-asan/ and build-tsan/ (override with BUILD_DIR, SAN_BUILD_DIR,
+#   TSAN_BUILD_DIR); SANITIZE=0 skips the ASan build, TSAN=0 the TSan one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
@@ -32,4 +33,17 @@ if [ "${SANITIZE:-1}" != 0 ]; then
   ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:allocator_may_return_null=1 \
   UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     ctest --test-dir "$san" --output-on-failure -j "$jobs"
+fi
+
+# The tile scheduler's threads (the queues' lock, one lock per tile frame) under
+# ThreadSanitizer: the tiled tests on the CPU backend, whose workers are threads of one process
+# (TSAN=0 skips). Any report fails the run.
+if [ "${TSAN:-1}" != 0 ]; then
+  tsan=${TSAN_BUILD_DIR:-build-tsan}
+  cmake -S . -B "$tsan" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" -DIWPP_ENABLE_CUDA=OFF -DIWPP_ENABLE_OPENCL=OFF \
+    -DIWPP_ENABLE_JAVA=OFF -DIWPP_BUILD_BENCH=OFF -DCMAKE_C_FLAGS=-fsanitize=thread \
+    -DCMAKE_CXX_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
+    -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread
+  cmake --build "$tsan" -j "$jobs" --target test_tiles
+  TSAN_OPTIONS=halt_on_error=1 IWPP_TEST_BACKEND=cpu "$tsan/tests/test_tiles"
 fi
