@@ -22,6 +22,8 @@
  *      lines take one thread per line, the older kernels edt_pass_y3 / edt_pass_x).
  * 3D images with unit spacing take none of the above but the lines path (edt_x1d, edt_lines_y,
  * edt_lines_out; the solver in edt_lines.cuh): passes x, y, z, one thread per line, in integers.
+ * 2D images with unit spacing take the column bands (edt_x1d, edt_cb_hull, edt_cb_merge,
+ * edt_cb_colour; the solver in edt_colbands.cuh): pass x, then each column's envelope by bands.
  * One-thread-per-line envelopes keep their stacks (v, zn, zd) in device scratch laid out
  * [element][line], so that the threads of a warp (consecutive lines) touch consecutive words;
  * lines are processed in batches that bound the scratch.
@@ -33,6 +35,7 @@
  * plan_layout the scratch, shape_* the launch shapes, run_* launch.
  */
 #include "mlqueue.cuh"
+#include "edt_colbands.cuh"
 
 #include <math.h>
 #include <stdio.h>
@@ -1188,6 +1191,40 @@ __global__ void __launch_bounds__(256) edt_lines_out(const uint16_t *__restrict_
     }
 }
 
+/* ---- 2D with unit spacing: column bands (edt_colbands.cuh) ----
+ * After pass X (edt_x1d): the bands' hulls (one thread per column and band), their merge (a
+ * tree: one thread per column and pair of groups of bands, one launch a level), then the distances (one thread per column and segment of `lc` rows, rows
+ * [y0, y1) of the image, so that the whole call's download can follow bands of rows). */
+__global__ void __launch_bounds__(256) edt_cb_hull(cb_grid G)
+{
+    __shared__ uint32_t win[CB_WIN * 256];
+    for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < G.w * G.K; t += (int64_t)gridDim.x * blockDim.x)
+        cb_hull(G, (int)(t % G.w), (int)(t / G.w), win + threadIdx.x, 256);
+}
+
+/* one level of the merge tree: every pair of groups of 2^l bands of every column */
+__global__ void __launch_bounds__(128) edt_cb_merge(cb_grid G, int l)
+{
+    const int64_t pairs = ((G.K - 1) >> (l + 1)) + 1;
+    for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < G.w * pairs; t += (int64_t)gridDim.x * blockDim.x) {
+        int b0, bm, b1;
+        if (cb_pair(G, l, (int)(t / G.w), &b0, &bm, &b1)) cb_merge_pair(G, (int)(t % G.w), b0, bm, b1);
+    }
+}
+
+__global__ void __launch_bounds__(256) edt_cb_colour(cb_grid G, float *__restrict__ dist, int64_t *__restrict__ nearest,
+                                                     int lc, int y0, int y1)
+{
+    const int s0 = y0 / lc, segs = (y1 + lc - 1) / lc - s0;
+    for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < G.w * segs; t += (int64_t)gridDim.x * blockDim.x) {
+        const int x = (int)(t % G.w), sg = s0 + (int)(t / G.w);
+        const int a = sg * lc > y0 ? sg * lc : y0, b = sg * lc + lc < y1 ? sg * lc + lc : y1;
+        cb_out o;
+        o.dist = dist, o.nearest = nearest, o.w = G.w, o.x = x;
+        cb_colour(G, o, x, a, b);
+    }
+}
+
 /* The exact transform's path, chosen from the device's shared memory and the image.
  * Rows (pass C): merged band envelopes, one block per row (ROWS_MERGED), wherever a row fits in
  * shared memory (2D rows up to ~40000 pixels on Hopper, 3D ~19000) with positions and 2D site rows
@@ -1211,6 +1248,8 @@ struct cu_plan {
     bool lines;     /* the lines path (passes x, y, z, one thread per line): 3D with intv */
     int ln_cap;     /* its stack depth: the longest envelope line */
     int64_t ln_threads;
+    bool colbands;  /* 2D with intv: column bands (edt_colbands.cuh) */
+    int cb_k, cb_l, cb_lc; /* bands of a column, rows of a band, rows of a colour segment */
 };
 
 /* The lines path (IWPP_CUDA_EDT_LINES: unset = 3D images, 1 = 2D too, 0 = never) wherever the
@@ -1240,6 +1279,32 @@ static void plan_lines(const iwpp_context *ctx, const cuda_state *st, int64_t w,
     if (t > (int64_t)st->sms * (occ > 0 ? occ : 4) * 256) t = (int64_t)st->sms * (occ > 0 ? occ : 4) * 256;
     if (t > LN_STACK_BYTES / (cap * (int64_t)sizeof(ln_entry))) t = LN_STACK_BYTES / (cap * (int64_t)sizeof(ln_entry));
     P->ln_threads = t < 256 ? 256 : t / 256 * 256;
+}
+
+/* Column bands (IWPP_CUDA_EDT_BANDS: unset = K from the image, "K" or "K,R", 0 = never) for 2D
+ * images where the integers apply and neither the lines path nor another pass is asked for. By
+ * default K = 2 x the device's resident thread slots / w bands (1 to CB_MAXK; shorter bands, short
+ * stacks), colour segments of 32 rows. */
+static void plan_colbands(const iwpp_context *ctx, const cuda_state *st, int64_t w, int64_t h, int64_t d, cu_plan *P)
+{
+    const char *v = iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_BANDS);
+    long long k = -1, lc = -1;
+    if (v) {
+        char *end = NULL;
+        k = strtoll(v, &end, 10);
+        if (end && *end == ',') lc = strtoll(end + 1, NULL, 10);
+    }
+    const bool other = iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_ROWS) || iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_COLS) ||
+                       iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_WIDE) || iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_COL_TILE);
+    P->colbands = d == 1 && P->intv && !P->lines && k != 0 && !other;
+    if (!P->colbands) return;
+    if (k < 0) k = ((int64_t)st->sms * 4096 + w - 1) / w;
+    if (k > CB_MAXK) k = CB_MAXK;
+    if (k > h) k = h;
+    if (k < 1) k = 1;
+    P->cb_l = (int)((h + k - 1) / k);
+    P->cb_k = (int)((h + P->cb_l - 1) / P->cb_l);
+    P->cb_lc = lc > 0 ? (int)(lc < h ? lc : h) : (int)(h < 32 ? h : 32);
 }
 
 static void plan_exact(const iwpp_context *ctx, const cuda_state *st, int64_t w, int64_t h, int64_t d,
@@ -1285,6 +1350,7 @@ static void plan_exact(const iwpp_context *ctx, const cuda_state *st, int64_t w,
         if (cb_want >= 1 && cb_want <= 32 && (size_t)cb_want * P->cb_line <= st->smem_optin) P->cb_tx = cb_want;
     }
     plan_lines(ctx, st, w, h, d, P);
+    plan_colbands(ctx, st, w, h, d, P);
 }
 
 template <typename T>
@@ -1317,6 +1383,15 @@ static size_t free_device_bytes()
     return free_bytes;
 }
 
+/* offset of the column bands' map i (0 sx, 1 E, 2 R; 3: the end) in the call's scratch */
+static inline size_t cb_maps(const cu_plan &P, int64_t w, int64_t h, int i)
+{
+    const size_t a0 = ((size_t)(2 * w * h) + 255) & ~(size_t)255,
+                 a1 = ((size_t)4 * CB_SECTOR * (size_t)P.cb_k * (size_t)CB_CHUNKS(P.cb_l) * (size_t)w + 255) & ~(size_t)255,
+                 a2 = ((size_t)4 * (size_t)P.cb_k * (size_t)w + 255) & ~(size_t)255;
+    return i == 0 ? 0 : i == 1 ? a0 : i == 2 ? a0 + a1 : a0 + a1 + a2;
+}
+
 static void plan_layout(const cu_plan &P, int64_t w, int64_t h, int64_t d, exact_layout *X)
 {
     const int64_t n = w * h * d, lines_c = h * d, lines_b = w * d;
@@ -1324,6 +1399,10 @@ static void plan_layout(const cu_plan &P, int64_t w, int64_t h, int64_t d, exact
     const bool cols_serial = d > 1 && P.cols != COLS_MERGED && P.cols != COLS_BANDED && !cols_wide;
     const bool rows_serial = P.rows != ROWS_MERGED && P.rows != ROWS_BANDED && !rows_wide;
     memset(X, 0, sizeof *X);
+    if (P.colbands) { /* sx (uint16), the bands' entries E, their ranges R */
+        X->maps_al = cb_maps(P, w, h, 3);
+        return;
+    }
     if (P.lines) { /* sx (uint16), f2 (int), sy (uint16); then the stacks */
         X->maps_al = ln_maps((size_t)n, 3);
         X->stack_bytes = 256 + (size_t)P.ln_threads * (size_t)P.ln_cap * sizeof(ln_entry); /* counters, stacks */
@@ -1487,6 +1566,17 @@ struct exact_run {
     wb_plan wrow, wcol;
 };
 
+/* The column bands' maps in the call's scratch. */
+static cb_grid cb_make(const cu_plan &P, const exact_run &r)
+{
+    cb_grid G;
+    G.sx = (const uint16_t *)r.m0;
+    G.E = (uint32_t *)((char *)r.m0 + cb_maps(P, r.w, r.h, 1));
+    G.R = (uint32_t *)((char *)r.m0 + cb_maps(P, r.w, r.h, 2));
+    G.w = r.w, G.h = (int)r.h, G.L = P.cb_l, G.K = P.cb_k;
+    return G;
+}
+
 /* Pass B (3D) along y: nz -> ny2, nz2. */
 static void run_cols(const cu_plan &P, exact_run &r)
 {
@@ -1513,7 +1603,11 @@ static void run_rows(const cu_plan &P, exact_run &r, int64_t row0 = 0, int64_t r
     const int64_t lines_c = r.h * r.d, n = r.w * lines_c;
     const int32_t *ny = r.d > 1 ? r.m0 + n : r.m0, *nz = r.d > 1 ? r.m0 + 2 * n : NULL;
     if (row1 < 0) row1 = lines_c;
-    if (P.rows == ROWS_MERGED || P.rows == ROWS_BANDED) {
+    if (P.colbands) {
+        const int segs = (int)((row1 + P.cb_lc - 1) / P.cb_lc - row0 / P.cb_lc);
+        edt_cb_colour<<<cu_blocks(r.w * segs, 256, 1 << 30), 256, 0, r.s>>>(cb_make(P, r), r.dist, r.nearest, P.cb_lc,
+                                                                             (int)row0, (int)row1);
+    } else if (P.rows == ROWS_MERGED || P.rows == ROWS_BANDED) {
         const unsigned grid = row1 - row0 < (int64_t)r.rows.grid ? (unsigned)(row1 - row0) : r.rows.grid;
         r.rk<<<grid, r.rows.threads, r.rows.smem, r.s>>>(ny, nz, r.dist, r.nearest, r.w, r.h, row0, row1, r.hx, r.hy,
                                                          r.hz);
@@ -1536,16 +1630,22 @@ template <typename T> static void launch_x1d(cudaStream_t s, const void *in, uin
     edt_x1d<T><<<cu_blocks(rows, warps, 1 << 30), warps * 32, smem, s>>>((const T *)in, sx, w, rows);
 }
 
+static void run_x1d(const exact_run &r, const iwpp_buf *bin, uint16_t *sx)
+{
+    const int64_t rows = r.h * r.d;
+    switch (bin->type) {
+    case IWPP_U8: launch_x1d<uint8_t>(r.s, bin->ptr, sx, r.w, rows); break;
+    case IWPP_U16: launch_x1d<uint16_t>(r.s, bin->ptr, sx, r.w, rows); break;
+    default: launch_x1d<float>(r.s, bin->ptr, sx, r.w, rows); break;
+    }
+}
+
 static void run_lines(const cu_plan &P, exact_run &r, const iwpp_buf *bin)
 {
     const int64_t w = r.w, h = r.h, d = r.d, n = w * h * d;
     uint16_t *sx = (uint16_t *)r.m0, *sy = (uint16_t *)((char *)r.m0 + ln_maps((size_t)n, 2));
     int *f2 = (int *)((char *)r.m0 + ln_maps((size_t)n, 1));
-    switch (bin->type) {
-    case IWPP_U8: launch_x1d<uint8_t>(r.s, bin->ptr, sx, w, h * d); break;
-    case IWPP_U16: launch_x1d<uint16_t>(r.s, bin->ptr, sx, w, h * d); break;
-    default: launch_x1d<float>(r.s, bin->ptr, sx, w, h * d); break;
-    }
+    run_x1d(r, bin, sx);
     const unsigned grid = (unsigned)(P.ln_threads / 256);
     unsigned long long *next = (unsigned long long *)r.ln_stk; /* two line counters, then the stacks */
     ln_entry *stk = r.ln_stk + 32;
@@ -1554,10 +1654,26 @@ static void run_lines(const cu_plan &P, exact_run &r, const iwpp_buf *bin)
     edt_lines_out<<<grid, 256, 0, r.s>>>(sx, sy, f2, r.dist, r.nearest, stk, next + 1, w, h, d, P.ln_cap);
 }
 
-/* Every pass before the row pass: pass A and, in 3D, pass B; or all of the lines path, after
- * which no row pass is left (false). */
+/* Column bands up to the distances: pass X, the bands' hulls, their merge. */
+static void run_colbands(const cu_plan &P, exact_run &r, const iwpp_buf *bin)
+{
+    const cb_grid G = cb_make(P, r);
+    run_x1d(r, bin, (uint16_t *)r.m0);
+    edt_cb_hull<<<cu_blocks(r.w * G.K, 256, 1 << 30), 256, 0, r.s>>>(G);
+    for (int l = 0; (1 << l) < G.K; ++l) {
+        const int64_t pairs = ((G.K - 1) >> (l + 1)) + 1;
+        edt_cb_merge<<<cu_blocks(r.w * pairs, 128, 1 << 30), 128, 0, r.s>>>(G, l);
+    }
+}
+
+/* Every pass before the row pass: pass A and, in 3D, pass B (or the column bands up to their
+ * distances, the last pass); or all of the lines path, after which no row pass is left (false). */
 static bool run_to_rows(const cu_plan &P, exact_run &r, const iwpp_buf *bin)
 {
+    if (P.colbands) {
+        run_colbands(P, r, bin);
+        return true;
+    }
     if (P.lines) {
         run_lines(P, r, bin);
         return false;
@@ -1584,12 +1700,13 @@ static iwpp_status exact_setup(iwpp_context *ctx, const iwpp_buf *bin, const dou
     char *stk = (char *)mem + X.maps_al;
     r.zn = (double *)stk, r.zd = r.zn + (size_t)X.L * X.maxlen, r.v = (int32_t *)(r.zd + (size_t)X.L * X.maxlen);
     r.dist = (float *)dist->ptr, r.nearest = nearest ? (int64_t *)nearest->ptr : NULL;
-    if (!P.lines && (P.rows == ROWS_MERGED || P.rows == ROWS_BANDED) && (e = shape_rows(ctx, P, w, d, h * d, &r.rk, &r.rows)))
+    if (!P.lines && !P.colbands && (P.rows == ROWS_MERGED || P.rows == ROWS_BANDED) &&
+        (e = shape_rows(ctx, P, w, d, h * d, &r.rk, &r.rows)))
         return e;
     if (!P.lines && (P.cols == COLS_MERGED || P.cols == COLS_BANDED) && (e = shape_cols(ctx, P, w, d, &r.ck, &r.cols)))
         return e;
     r.sum = (int32_t *)stk;
-    if (P.lines) {
+    if (P.lines || P.colbands) {
         r.ln_stk = (ln_entry *)stk;
         return IWPP_OK;
     }
@@ -1599,6 +1716,11 @@ static iwpp_status exact_setup(iwpp_context *ctx, const iwpp_buf *bin, const dou
 /* stats.variant and rounds of a call */
 static void exact_name(iwpp_context *ctx, const cu_plan &P, int64_t h, int64_t d, const char *extra)
 {
+    if (P.colbands) {
+        snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-exact-colbands/int%s", extra);
+        ctx->stats.rounds = 2;
+        return;
+    }
     if (P.lines) {
         snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-exact-lines/int%s", extra);
         ctx->stats.rounds = d > 1 ? 3 : 2;
@@ -1658,6 +1780,10 @@ static iwpp_status exact_banded(iwpp_context *ctx, const cu_plan &P, const iwpp_
     const bool rows = run_to_rows(P, r, bin);
     cu_gates G; /* the lines path's last pass ends every row at once: one gate */
     G.n = !rows ? 1 : lines < IWPP_CUDA_BANDS ? (int)lines : IWPP_CUDA_BANDS;
+    if (P.colbands) { /* each band of rows enough colour threads to fill the device twice */
+        const int64_t rows_needed = ((int64_t)st->sms * 4096 + w - 1) / w * P.cb_lc, g = lines / rows_needed;
+        G.n = g < 1 ? 1 : g < IWPP_CUDA_BANDS ? (int)g : IWPP_CUDA_BANDS;
+    }
     for (int b = 0; b < G.n; ++b) {
         const int64_t l0 = lines * b / G.n, l1 = lines * (b + 1) / G.n;
         if (rows) run_rows(P, r, l0, l1);
@@ -1684,7 +1810,7 @@ extern "C" iwpp_status iwpp_cuda_edt_views(iwpp_context *ctx, const iwpp_image *
     if (e != IWPP_OK) return e;
     cu_plan P;
     plan_exact(ctx, cu_state(ctx), w, h, d, sp, &P);
-    if (!P.lines && P.rows != ROWS_MERGED && P.rows != ROWS_BANDED) return IWPP_EUNSUPPORTED;
+    if (!P.lines && !P.colbands && P.rows != ROWS_MERGED && P.rows != ROWS_BANDED) return IWPP_EUNSUPPORTED;
     if ((e = cu_bands_ready(ctx)) != IWPP_OK) return e;
     const bool bits = cu_bits_upload_ok(ctx, binary);
     iwpp_buf in, dist, near;

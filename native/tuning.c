@@ -25,12 +25,12 @@ static const struct {
     {"cuda.raster_iterations", 0}, {"cuda.edt_wide", 0},      {"cuda.edt_col_tile", 0},
     {"cuda.edt_row_threads", 0},   {"cuda.edt_rows", 0},      {"cuda.edt_cols", 0},
     {"cuda.label_runs", 0},    {"cuda.rec_quads", 0},
-    {"cuda.edt_lines", 0},     {"cuda.dan_switch", 0},
+    {"cuda.edt_lines", 0},     {"cuda.dan_switch", 0},        {"cuda.edt_bands", 0},
     {"ocl.rec_scans", 0},
     {"ocl.edt_fresh", 0},      {"ocl.edt_local_mem", 0},      {"ocl.edt_rows", 0},
     {"ocl.edt_cols", 0},       {"ocl.edt_row_threads", 0},    {"ocl.edt_wide_threads", 0},
     {"ocl.edt_lines", 0},      {"ocl.dan_switch", 0},         {"ocl.queue_groups", 0},
-    {"ocl.queue_tq", 0},
+    {"ocl.queue_tq", 0},       {"ocl.edt_bands", 0},
 };
 
 static void env_name(const char *key, char *out, size_t size)

@@ -303,8 +303,10 @@ static void test_cuda_wide_lines(void **state)
     fails += cuda_wide_sparse(1302, tall_col, SP_ANISO);
     fails += cuda_wide_variant(wide_row, "/wide-rows", 1);
     fails += cuda_wide_variant(tall_col, "/merged-rows/wide-cols", 1);
+    harness_tune("cuda.edt_bands", "0"); /* 2D with unit spacing: else the column bands */
     fails += cuda_wide_variant((odims){400, 300, 1}, "/merged-rows", 1);
     fails += cuda_wide_variant((odims){29000, 2, 1}, "/merged-rows", 1); /* ~29700 fit on Hopper */
+    harness_tune("cuda.edt_bands", NULL);
     harness_tune("cuda.edt_wide", "0");
     fails += cuda_wide_sparse(1303, wide_row, SP_ANISO);
     fails += cuda_wide_sparse(1304, tall_col, NULL);
@@ -470,6 +472,33 @@ static void test_banded_paths(void **state)
     assert_int_equal(fails, 0);
 }
 
+/* The backends whose exact EDT takes 2D images with unit spacing by column bands. */
+static int colbands_backend(void) { return g_backend == IWPP_BACKEND_CUDA; }
+
+/* The column bands ({cuda,ocl}.edt_bands, 2D with unit spacing; the default there): bands of a
+ * single row (merges of every band), of a few rows and colour segments that do not line up with
+ * them, the most bands a column can have, one band (no merge); random images of every type and
+ * the other spacings (which keep the merged rows) through random_cases, with nearest indices. */
+static void test_colbands(void **state)
+{
+    (void)state;
+    if (!colbands_backend()) skip();
+    const char *key = g_backend == IWPP_BACKEND_OPENCL ? "ocl.edt_bands" : "cuda.edt_bands";
+    static const odims sizes[] = {{37, 70, 1}, {300, 9, 1}, {5, 130, 1}, {1, 40, 1}, {64, 64, 1}};
+    static const char *const forced[] = {"64,1", "3,5", "7,2", "1,7", "13,64", NULL};
+    int fails = 0;
+    for (int k = 0; k < 6; ++k) {
+        harness_tune(key, forced[k]);
+        fails += random_cases(1700 + 100 * (uint64_t)k, sizes, sizeof sizes / sizeof sizes[0]);
+    }
+    fails += cuda_wide_variant((odims){300, 200, 1}, "edt-exact-colbands/int", 1);
+    harness_tune(key, "0");
+    fails += cuda_wide_variant((odims){300, 200, 1}, "colbands", 0);
+    fails += cuda_wide_variant((odims){300, 200, 1}, "/merged-rows", 1);
+    harness_tune(key, NULL);
+    assert_int_equal(fails, 0);
+}
+
 /* The GPU backends' one-thread-per-line passes ({cuda,ocl}.edt_lines; unit spacing only, the
  * default for 3D): rows that end inside a run (CUDA: 32, OpenCL: a tile of 64) and rows of many
  * runs (pass X), rows wide enough for CUDA's one-warp blocks, 2D images where the key asks for
@@ -539,14 +568,16 @@ static int family_case(const char *fam, odims d, const double *sp, iwpp_context 
                                with_near ? " +nearest" : "", ref, g_cfg[0].name);
         bad = check_ok(iwpp_distance_transform(ctx, &vb, IWPP_EDT_EXACT, sp, &vg, with_near ? &vn : NULL), ctx, what);
         iwpp_stats st;
-        /* a GPU backend, 3D, unit spacing: one thread per line ({cuda,ocl}.edt_lines) */
-        const int lines = d.d > 1 && !sp;
+        /* a GPU backend, unit spacing: 3D one thread per line ({cuda,ocl}.edt_lines), 2D column
+         * bands ({cuda,ocl}.edt_bands) */
+        const int lines = d.d > 1 && !sp, bands = d.d == 1 && !sp && colbands_backend();
         if (!bad && g_backend != IWPP_BACKEND_CPU &&
             (iwpp_context_stats(ctx, &st) != IWPP_OK ||
-             (lines ? !strstr(st.variant, "edt-exact-lines")
-                    : !strstr(st.variant, "/merged-rows") || (d.d > 1 && !strstr(st.variant, "/merged-cols"))))) {
+             (lines   ? !strstr(st.variant, "edt-exact-lines")
+              : bands ? !strstr(st.variant, "edt-exact-colbands")
+                      : !strstr(st.variant, "/merged-rows") || (d.d > 1 && !strstr(st.variant, "/merged-cols"))))) {
             print_error("FAIL: %s: the passes are not the %s ones (variant \"%s\")\n", what,
-                        lines ? "one-thread-per-line" : "merged-envelope", st.variant);
+                        lines ? "one-thread-per-line" : bands ? "column-band" : "merged-envelope", st.variant);
             bad = 1;
         }
         for (int64_t i = 0; i < n && !bad; ++i) {
@@ -667,6 +698,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_long_lines), cmocka_unit_test(test_wide_rows),
         cmocka_unit_test(test_cuda_wide_lines), cmocka_unit_test(test_families),
         cmocka_unit_test(test_banded_paths), cmocka_unit_test(test_lines_path),
+        cmocka_unit_test(test_colbands),
         cmocka_unit_test(test_danielsson_phases),
     };
     int failed = HARNESS_RUN("edt", tests);

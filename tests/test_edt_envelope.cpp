@@ -22,6 +22,7 @@
 #include "edt_envelope.cuh"
 #define LN_HOST 1
 #include "edt_lines.cuh"
+#include "edt_colbands.cuh"
 
 extern "C" {
 #include "synth.h"
@@ -118,6 +119,49 @@ static void pass_c(const int32_t *ny, const int32_t *nz, float *dist, int64_t *n
     }
 }
 
+/* edt_x1d: each pixel's nearest background column on its row (ties: the left one), LN_NONE */
+static void nearest_columns(const uint8_t *in, uint16_t *sx, int64_t w, int64_t rows)
+{
+    for (int64_t row = 0; row < rows; ++row) {
+        const uint8_t *p = in + row * w;
+        for (int64_t x = 0; x < w; ++x) {
+            int64_t l = x, r = x;
+            while (l >= 0 && p[l] != 0) --l;
+            while (r < w && p[r] != 0) ++r;
+            int best = l >= 0 ? (int)l : LN_NONE;
+            if (r < w && (l < 0 || r - x < x - l)) best = (int)r;
+            sx[(size_t)(row * w + x)] = (uint16_t)best;
+        }
+    }
+}
+
+/* The column bands of edt_exact.cu (2D, unit spacing): bands of L rows, colour segments of lc
+ * rows; the phases in the kernels' order (every item of a phase touches its own column's data). */
+static void colbands_path(const uint8_t *in, float *dist, int64_t *nearest, int64_t w, int64_t h, int L, int lc)
+{
+    std::vector<uint16_t> sx((size_t)(w * h));
+    nearest_columns(in, sx.data(), w, h);
+    cb_grid G;
+    G.K = (int)((h + L - 1) / L);
+    std::vector<uint32_t> E((size_t)(G.K * CB_CHUNKS(L) * CB_SECTOR * w)), R((size_t)(G.K * w));
+    G.sx = sx.data(), G.E = E.data(), G.R = R.data(), G.w = w, G.h = (int)h, G.L = L;
+    uint32_t win[CB_WIN];
+    for (int b = 0; b < G.K; ++b)
+        for (int x = 0; x < (int)w; ++x) cb_hull(G, x, b, win, 1);
+    for (int l = 0; (1 << l) < G.K; ++l)
+        for (int i = 0; i < G.K; ++i) {
+            int b0, bm, b1;
+            if (!cb_pair(G, l, i, &b0, &bm, &b1)) break;
+            for (int x = 0; x < (int)w; ++x) cb_merge_pair(G, x, b0, bm, b1);
+        }
+    for (int y0 = 0; y0 < (int)h; y0 += lc)
+        for (int x = 0; x < (int)w; ++x) {
+            cb_out o;
+            o.dist = dist, o.nearest = nearest, o.w = w, o.x = x;
+            cb_colour(G, o, x, y0, y0 + lc < (int)h ? y0 + lc : (int)h);
+        }
+}
+
 /* The lines path of edt_exact.cu (unit spacing): edt_x1d's nearest background column on each
  * row (ties: the left one), then ln_solve along y (3D: edt_lines_y, then along z) as the kernels
  * run it, one line after another with a stride-1 stack. */
@@ -131,17 +175,7 @@ static void lines_path(const uint8_t *in, float *dist, int64_t *nearest, int64_t
     ln_stack stk;
     stk.win = &win[0].a;
     stk.glob = &room[0].a;
-    for (int64_t row = 0; row < h * d; ++row) {
-        const uint8_t *p = in + row * w;
-        for (int64_t x = 0; x < w; ++x) {
-            int64_t l = x, r = x;
-            while (l >= 0 && p[l] != 0) --l;
-            while (r < w && p[r] != 0) ++r;
-            int best = l >= 0 ? (int)l : LN_NONE;
-            if (r < w && (l < 0 || r - x < x - l)) best = (int)r;
-            sx[(size_t)(row * w + x)] = (uint16_t)best;
-        }
-    }
+    nearest_columns(in, sx.data(), w, h * d);
     if (d > 1)
         for (int64_t line = 0; line < w * d; ++line) {
             ln_line_y L;
@@ -168,7 +202,7 @@ static double d2_of(int64_t a, int64_t b, int64_t w, int64_t h, const double *sp
 /* the family fam, or (fam NULL) random background of density p; intv: the integer arithmetic
  * (unit spacing only, as edt_exact.cu chooses it); lines: the lines path instead (unit spacing) */
 static int run(const char *fam, int64_t w, int64_t h, int64_t d, const double *sp, bool intv, double p = 0.0,
-               uint64_t seed = 0, bool lines = false)
+               uint64_t seed = 0, bool lines = false, int cb_l = 0, int cb_lc = 0)
 {
     const int64_t n = w * h * d;
     std::vector<uint8_t> img((size_t)n);
@@ -189,7 +223,9 @@ static int run(const char *fam, int64_t w, int64_t h, int64_t d, const double *s
         return 1;
     }
     g_smem.assign(em_bytes(w > h ? w : h, true) / sizeof(double) + 8, 0.0);
-    if (lines) {
+    if (cb_l > 0) {
+        colbands_path(img.data(), dist.data(), near.data(), w, h, cb_l, cb_lc);
+    } else if (lines) {
         lines_path(img.data(), dist.data(), near.data(), w, h, d);
     } else if (d == 1) {
         pass_a(img.data(), w, h, s1.data());
@@ -233,9 +269,9 @@ static int run(const char *fam, int64_t w, int64_t h, int64_t d, const double *s
         else if (bg.empty() ? q != -1 : (q < 0 || q >= n || img[(size_t)q] != 0 || (float)sqrt(d2_of(i, q, w, h, sp)) != want))
             why = "nearest is not a background pixel at that distance";
         if (why) {
-            printf("FAIL: %s%s %lldx%lldx%lld spacing (%g,%g,%g): pixel %lld: %s (got %.9g nearest %lld, want %.9g)\n", fam,
-                   lines ? " (lines path)" : intv ? " (integer arithmetic)" : "",
-                   (long long)w, (long long)h, (long long)d, sp[0], sp[1], sp[2], (long long)i, why,
+            printf("FAIL: %s%s %lldx%lldx%lld spacing (%g,%g,%g) bands %d/%d: pixel %lld: %s (got %.9g nearest %lld, want %.9g)\n", fam,
+                   cb_l ? " (column bands)" : lines ? " (lines path)" : intv ? " (integer arithmetic)" : "",
+                   (long long)w, (long long)h, (long long)d, sp[0], sp[1], sp[2], cb_l, cb_lc, (long long)i, why,
                    (double)dist[(size_t)i], (long long)q, (double)want);
             return 1;
         }
@@ -257,6 +293,14 @@ int main(void)
             /* the lines path takes unit spacing only */
             ++cases;
             fails += run(synth_edt_family_name(f), sizes[si][0], sizes[si][1], sizes[si][2], sps[0], true, 0.0, 0, true);
+            /* the column bands take 2D with unit spacing: bands of every length from one row */
+            if (sizes[si][2] == 1)
+                for (int L : {1, 2, 3, 7, 16, 1000}) {
+                    const int lmin = (int)((sizes[si][1] + CB_MAXK - 1) / CB_MAXK), l = L < lmin ? lmin : L;
+                    ++cases;
+                    fails += run(synth_edt_family_name(f), sizes[si][0], sizes[si][1], 1, sps[0], true, 0.0, 0, false, l,
+                                 1 + (L * 5 + f) % 9);
+                }
         }
     /* random backgrounds: envelopes of every length, bands emptied by merges at every level */
     static const int64_t rsizes[][3] = {{400, 30, 1}, {1500, 6, 1}, {3000, 3, 1}, {24, 30, 12}};
@@ -269,7 +313,23 @@ int main(void)
                 fails += run(NULL, rsizes[si][0], rsizes[si][1], rsizes[si][2], sp, iv == 1, dens[k], seed);
             ++cases;
             fails += run(NULL, rsizes[si][0], rsizes[si][1], rsizes[si][2], sps[0], true, dens[k], seed, true);
+            if (rsizes[si][2] == 1)
+                for (int L : {1, 2, 5, 13}) {
+                    const int lmin = (int)((rsizes[si][1] + CB_MAXK - 1) / CB_MAXK), l = L < lmin ? lmin : L;
+                    ++cases;
+                    fails += run(NULL, rsizes[si][0], rsizes[si][1], 1, sps[0], true, dens[k], seed, false, l, 1 + L % 4);
+                }
         }
+    /* cb_dist: the float square root below 2^24 is the CPU's (float)sqrt((double)d2), every d2 */
+    ++cases;
+    for (int d2 = 0; d2 < (1 << 24); ++d2) {
+        const float a = cb_dist(d2), b = (float)sqrt((double)d2);
+        if (memcmp(&a, &b, sizeof a) != 0) {
+            printf("FAIL: cb_dist(%d) = %.9g, (float)sqrt((double)d2) = %.9g\n", d2, (double)a, (double)b);
+            ++fails;
+            break;
+        }
+    }
     printf("%d of %d cases exact\n", cases - fails, cases);
     return fails ? 1 : 0;
 }

@@ -203,14 +203,16 @@ IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t b
  *   cuda.edt_row_threads, cuda.edt_rows, cuda.edt_cols, cuda.label_runs (0: labeling by pixel
  *   tiles instead of row runs), cuda.rec_quads (0: 2D reconstruction scans and wavefront
  *   collection one pixel a thread instead of four), cuda.edt_lines (exact EDT with unit spacing,
- *   one thread per line: unset = 3D images, 1 = 2D too, 0 = never), cuda.dan_switch (Danielsson
+ *   one thread per line: unset = 3D images, 1 = 2D too, 0 = never), cuda.edt_bands (exact EDT of a
+ *   2D image with unit spacing by column bands: "K" or "K,R", K bands of each column, colour
+ *   segments of R rows; 0 = the merged rows instead), cuda.dan_switch (Danielsson
  *   EDT: front size, in items per queue block, below which global rounds run before the block
  *   queues; default 4, 0 = queues from the start), ocl.rec_scans,
  *   ocl.edt_fresh, ocl.edt_local_mem, ocl.edt_rows, ocl.edt_cols, ocl.edt_row_threads,
  *   ocl.edt_wide_threads, ocl.edt_lines (as cuda.edt_lines), ocl.dan_switch (as cuda.dan_switch,
  *   per work-group; default 4), ocl.queue_groups (work-groups of the queue phase per
  *   compute unit; GPUs 4, CPU devices 2), ocl.queue_tq (private queue entries per work-item;
- *   GPUs 8, CPU devices 32).
+ *   GPUs 8, CPU devices 32), ocl.edt_bands (as cuda.edt_bands).
  * A new context takes each key from the environment variable IWPP_<KEY> (upper case, '.' as
  * '_': cuda.stage_chunk <- IWPP_CUDA_STAGE_CHUNK); the library reads the environment nowhere
  * else. Tile workers take their caller's settings. Unknown keys and values longer than 31
