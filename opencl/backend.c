@@ -34,6 +34,7 @@ extern const char iwpp_ocl_src_reconstruct[];
 extern const char iwpp_ocl_src_edt_exact[];
 extern const char iwpp_ocl_src_edt_danielsson[];
 extern const char iwpp_ocl_src_edt_lines[];
+extern const char iwpp_ocl_src_edt_colbands[];
 extern const char iwpp_ocl_src_label[];
 extern const char iwpp_ocl_src_watershed[];
 
@@ -387,7 +388,7 @@ static void cl_cache_save(iwpp_ocl *s, cl_program p, const char *path, uint64_t 
 static iwpp_status build_program(iwpp_context *ctx, int prog, iwpp_type type, cl_program *out)
 {
     iwpp_ocl *s = iwpp_ocl_state(ctx);
-    const char *srcs[5];
+    const char *srcs[6];
     cl_uint ns = 0;
     srcs[ns++] = iwpp_ocl_src_common;
     srcs[ns++] = iwpp_ocl_src_mlqueue;
@@ -401,6 +402,7 @@ static iwpp_status build_program(iwpp_context *ctx, int prog, iwpp_type type, cl
         srcs[ns++] = iwpp_ocl_src_edt_exact;
         srcs[ns++] = iwpp_ocl_src_edt_danielsson;
         srcs[ns++] = iwpp_ocl_src_edt_lines;
+        srcs[ns++] = iwpp_ocl_src_edt_colbands; /* after edt_lines (LN_NONE) */
     }
     char opts[256];
     snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DIWPP_T=%s -DIWPP_TK=%d%s%s", type_cl(type),

@@ -92,6 +92,8 @@ typedef struct exact_plan {
     int lines;      /* the lines path (edt_lines.cl): passes x, y, z, one work-item per line */
     cl_int ln_cap;  /* its stack depth per work-item: the longest envelope line, a multiple of 4 */
     size_t ln_items;
+    int colbands;   /* 2D with intv: column bands (edt_colbands.cl) */
+    cl_int cb_k, cb_l, cb_lc; /* bands of a column, rows of a band, rows of a colour segment */
 } exact_plan;
 
 /* The lines path (ocl.edt_lines: unset = 3D images, 1 = 2D too, 0 = never) wherever the
@@ -116,6 +118,35 @@ static void plan_lines(const iwpp_context *ctx, const iwpp_ocl *s, int intv, cl_
     if (t > most) t = most;
     if (t > LN_STACK_BYTES / ((size_t)P->ln_cap * 8)) t = LN_STACK_BYTES / ((size_t)P->ln_cap * 8);
     P->ln_items = t < 64 ? 64 : t / 64 * 64;
+}
+
+/* Column bands (ocl.edt_bands: unset = K from the image, "K" or "K,R", 0 = never) for 2D images
+ * where the integers apply and no other path is asked for, as cuda/edt_exact.cu's plan_colbands:
+ * K = 4096 work-items a compute unit / w bands on GPUs (64 on CPU devices), colour segments of 32
+ * rows. */
+#define CB_MAXK 64 /* as in edt_colbands.cl */
+#define CB_SECTOR 8
+static void plan_colbands(const iwpp_context *ctx, const iwpp_ocl *s, int intv, cl_int w, cl_int h, cl_int d,
+                          exact_plan *P)
+{
+    const char *v = iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_BANDS);
+    long long k = -1, lc = -1;
+    if (v) {
+        char *end = NULL;
+        k = strtoll(v, &end, 10);
+        if (end && *end == ',') lc = strtoll(end + 1, NULL, 10);
+    }
+    const int other = iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_ROWS) || iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_COLS) ||
+                      iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_LOCAL_MEM);
+    P->colbands = d == 1 && intv && !P->lines && k != 0 && !other;
+    if (!P->colbands) return;
+    if (k < 0) k = ((long long)s->compute_units * (s->is_gpu ? 4096 : 64) + w - 1) / w;
+    if (k > CB_MAXK) k = CB_MAXK;
+    if (k > h) k = h;
+    if (k < 1) k = 1;
+    P->cb_l = (cl_int)((h + k - 1) / k);
+    P->cb_k = (cl_int)((h + P->cb_l - 1) / P->cb_l);
+    P->cb_lc = lc > 0 ? (cl_int)(lc < h ? lc : h) : (h < 32 ? h : 32);
 }
 
 static void plan_exact(const iwpp_context *ctx, const iwpp_ocl *s, int wide_group_ok, int intv, cl_int w, cl_int h,
@@ -169,12 +200,13 @@ static void plan_exact(const iwpp_context *ctx, const iwpp_ocl *s, int wide_grou
         while (P->cb_tx < 32 && (size_t)(P->cb_tx * 2) * P->cb_line <= target && P->cb_tx < w) P->cb_tx *= 2;
     }
     plan_lines(ctx, s, intv, w, h, d, P);
+    plan_colbands(ctx, s, intv, w, h, d, P);
 }
 
 /* The kernels of the exact transform, looked up once per call (cached by the backend). */
 enum {
     KX_A1, KX_A2, KX_ROWS, KX_COLS, KX_ENV, KX_TR, KX_UNTR32, KX_UNTR64, KX_WB, KX_WQ, KX_RENV, KX_CENV,
-    KX_LX, KX_LY, KX_LOUT, KX_COUNT
+    KX_LX, KX_LY, KX_LOUT, KX_CBH, KX_CBM, KX_CBC, KX_COUNT
 };
 
 static iwpp_status exact_kernels(iwpp_context *ctx, iwpp_type type, int is3, cl_kernel k[KX_COUNT])
@@ -183,7 +215,8 @@ static iwpp_status exact_kernels(iwpp_context *ctx, iwpp_type type, int is3, cl_
                                          "edt_cols",          "edt_envelope",      "edt_transpose32",
                                          "edt_untranspose32", "edt_untranspose64", "edt_wide_build",
                                          "edt_wide_query",    "edt_rows_env",      "edt_cols_env",
-                                         "edt_ln_x",          "edt_ln_y",          "edt_ln_out"};
+                                         "edt_ln_x",          "edt_ln_y",          "edt_ln_out",
+                                         "edt_cb_hull",       "edt_cb_merge",      "edt_cb_colour"};
     iwpp_status rs;
     for (int i = 0; i < KX_COUNT; ++i)
         if ((rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, type, names[i], &k[i]))) return rs;
@@ -211,6 +244,15 @@ static iwpp_status exact_alloc(iwpp_context *ctx, const exact_plan *P, exact_cal
     const size_t nb = ((size_t)c->w + RB_S - 1) / RB_S, nsb = (nb + RB_SB - 1) / RB_SB;
     const int serial_rows = P->rows == ROWS_SERIAL;
     iwpp_status rs;
+    if (P->colbands) { /* sx (ushort) in the site map, the bands' entries E and ranges R */
+        const size_t e_bytes = (size_t)4 * CB_SECTOR * (size_t)P->cb_k * (size_t)((P->cb_l + CB_SECTOR - 1) / CB_SECTOR) *
+                               (size_t)c->w;
+        if ((rs = work_buf(ctx, fresh, W_SITES, n * 2, "the distance transform's site map", &c->sites, &c->own[0])) ||
+            (rs = work_buf(ctx, fresh, W_NY2, e_bytes, "the distance transform's band envelopes", &c->ny2, &c->own[2])))
+            return rs;
+        return work_buf(ctx, fresh, W_NZ2, (size_t)4 * (size_t)P->cb_k * (size_t)c->w,
+                        "the distance transform's band ranges", &c->nz2, &c->own[3]);
+    }
     if (P->lines) { /* sx (ushort) in the site map, f2 and sy (ushort) in the 3D maps, the stacks */
         if ((rs = work_buf(ctx, fresh, W_SITES, n * 4, "the distance transform's site map", &c->sites, &c->own[0])))
             return rs;
@@ -499,9 +541,63 @@ static cl_int run_lines(const exact_call *c, const exact_plan *P, const cl_kerne
     return err;
 }
 
+/* The column bands: edt_ln_x (sx in sites), edt_cb_hull, edt_cb_merge a level at a time (E in
+ * ny2, R in nz2), edt_cb_colour over every row. */
+static cl_int run_colbands(const exact_call *c, const exact_plan *P, const cl_kernel k[KX_COUNT])
+{
+    iwpp_ocl *s = c->s;
+    const cl_int L = P->cb_l, K = P->cb_k, lc = P->cb_lc, y0 = 0, y1 = c->h;
+    iwpp_kargs x = iwpp_kargs_of(s, k[KX_LX]), hl = iwpp_kargs_of(s, k[KX_CBH]), co = iwpp_kargs_of(s, k[KX_CBC]);
+    ka_mem(&x, c->bin);
+    ka_mem(&x, c->sites);
+    ka_int(&x, c->w);
+    ka_uint(&x, c->rows);
+    ka_mem(&hl, c->sites);
+    ka_mem(&hl, c->ny2);
+    ka_mem(&hl, c->nz2);
+    ka_int(&hl, c->w);
+    ka_int(&hl, c->h);
+    ka_int(&hl, L);
+    ka_int(&hl, K);
+    ka_mem(&co, c->ny2);
+    ka_mem(&co, c->nz2);
+    ka_mem(&co, c->md);
+    ka_mem(&co, c->mn);
+    ka_int(&co, c->want);
+    ka_int(&co, c->w);
+    ka_int(&co, c->h);
+    ka_int(&co, L);
+    ka_int(&co, K);
+    ka_int(&co, lc);
+    ka_int(&co, y0);
+    ka_int(&co, y1);
+    cl_int err = x.err != CL_SUCCESS ? x.err : hl.err != CL_SUCCESS ? hl.err : co.err;
+    /* one group of 128 (edt_lines.cl's LNX_G) per row; groups of 64 (edt_colbands.cl's CB_GROUP) */
+    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k[KX_LX], (size_t)c->rows * 128, 128);
+    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k[KX_CBH], (size_t)c->w * (size_t)K, 64);
+    for (cl_int l = 0; err == CL_SUCCESS && (1 << l) < K; ++l) {
+        iwpp_kargs m = iwpp_kargs_of(s, k[KX_CBM]);
+        ka_mem(&m, c->ny2);
+        ka_mem(&m, c->nz2);
+        ka_int(&m, c->w);
+        ka_int(&m, L);
+        ka_int(&m, K);
+        ka_int(&m, l);
+        err = m.err != CL_SUCCESS ? m.err
+                                  : iwpp_ocl_run1d(s, k[KX_CBM], (size_t)c->w * (size_t)(((K - 1) >> (l + 1)) + 1), 64);
+    }
+    const size_t segs = (size_t)((y1 + lc - 1) / lc - y0 / lc);
+    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k[KX_CBC], (size_t)c->w * segs, 64);
+    return err;
+}
+
 static cl_int run_exact(const iwpp_context *ctx, const exact_call *c, const exact_plan *P, const cl_kernel k[KX_COUNT],
                         cl_uint len, cl_uint nseg)
 {
+    if (P->colbands) {
+        const cl_int err = run_colbands(c, P, k);
+        return err == CL_SUCCESS ? c->s->api->clFinish(c->s->queue) : err;
+    }
     if (P->lines) {
         const cl_int err = run_lines(c, P, k);
         return err == CL_SUCCESS ? c->s->api->clFinish(c->s->queue) : err;
@@ -545,6 +641,9 @@ iwpp_status iwpp_ocl_edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const dou
     if (P.lines && (iwpp_ocl_group_size(s, k[KX_LY], 64) != 64 || iwpp_ocl_group_size(s, k[KX_LOUT], 64) != 64 ||
                     iwpp_ocl_group_size(s, k[KX_LX], 64) != 64))
         P.lines = 0;
+    /* the column bands need groups of 64 (the hull's local windows) and pass X's of 128 */
+    if (P.colbands && (iwpp_ocl_group_size(s, k[KX_CBH], 64) != 64 || iwpp_ocl_group_size(s, k[KX_LX], 128) != 128))
+        P.colbands = 0;
     const cl_uint len = c.is3 ? (cl_uint)(c.w * c.h) : (cl_uint)c.w;
     const cl_uint nseg = (cl_uint)(((c.is3 ? c.d : c.h) + SEG_A - 1) / SEG_A);
     if (!(rs = exact_alloc(ctx, &P, &c, len, nseg))) {
@@ -555,7 +654,9 @@ iwpp_status iwpp_ocl_edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const dou
     if (rs) return rs;
     static const char *const rows_name[] = {"/merged-rows", "/banded-rows", "/banded-wide-rows", ""};
     static const char *const cols_name[] = {"", "/merged-cols", "/banded-cols", ""};
-    if (P.lines)
+    if (P.colbands)
+        snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-edt-exact-colbands/int");
+    else if (P.lines)
         snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-edt-exact-lines/int");
     else
         snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-edt-exact-separable%s%s%s", rows_name[P.rows],

@@ -473,7 +473,7 @@ static void test_banded_paths(void **state)
 }
 
 /* The backends whose exact EDT takes 2D images with unit spacing by column bands. */
-static int colbands_backend(void) { return g_backend == IWPP_BACKEND_CUDA; }
+static int colbands_backend(void) { return g_backend == IWPP_BACKEND_CUDA || g_backend == IWPP_BACKEND_OPENCL; }
 
 /* The column bands ({cuda,ocl}.edt_bands, 2D with unit spacing; the default there): bands of a
  * single row (merges of every band), of a few rows and colour segments that do not line up with
