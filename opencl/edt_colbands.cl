@@ -17,6 +17,7 @@
 #define CB_SECTOR 8
 #define CB_WIN 16
 #define CB_GROUP 64 /* work-items per group of edt_cb_hull (their windows) */
+#define CB_AHEAD_X 4 /* sites the hull reads at once */
 #define CB_CHUNKS(L) (((L) + CB_SECTOR - 1) / CB_SECTOR)
 
 typedef struct {
@@ -70,8 +71,11 @@ __kernel void edt_cb_hull(__global const ushort *sx, __global uint *E, __global 
         const int p0 = b * L, p1 = min(p0 + L, h);
         int depth = 0, wlo = 0;
         cb_pt top = {0, 0, 0, 0}, sec = top;
-        for (int p = p0; p < p1; ++p) {
-            const int cv = sx[(size_t)p * (size_t)w + (size_t)x];
+        for (int q0 = p0; q0 < p1; q0 += CB_AHEAD_X) {
+          int cvs[CB_AHEAD_X]; /* loaded together (memory-level parallelism) */
+          for (int i = 0; i < CB_AHEAD_X; ++i) cvs[i] = q0 + i < p1 ? sx[(size_t)(q0 + i) * (size_t)w + (size_t)x] : LN_NONE;
+          for (int i = 0; i < CB_AHEAD_X; ++i) {
+            const int cv = cvs[i], p = q0 + i;
             if (cv == LN_NONE) continue;
             cb_pt u;
             u.p = p, u.c = cv, u.f = (x - cv) * (x - cv), u.Y = p * p + u.f;
@@ -98,6 +102,7 @@ __kernel void edt_cb_hull(__global const ushort *sx, __global uint *E, __global 
             if (depth >= 1) sec = top;
             top = u;
             ++depth;
+          }
         }
         for (int j0 = wlo; j0 < depth; j0 += CB_SECTOR) cb_sector_out(E, L, w, b, j0, x, win);
         R[(size_t)b * (size_t)w + (size_t)x] = (uint)depth << 16;
@@ -249,21 +254,32 @@ __kernel void edt_cb_colour(__global uint *E, __global const uint *R, __global f
             else
                 rgt = m;
         }
-        cb_pt cur = cb_at(E, L, w, c, lft, x), nxt = cur;
-        int ni = lft + 1, chi = cb_hi(R, w, c, x), have = 0; /* nxt: the entry after cur, if have */
+        /* the walk: cur, then the entries after it read to the end of their sector at once
+         * (q[0 .. qn), then entries [ni, chi) of band c, then the later bands; q shifts, so that it
+         * stays in registers) */
+        cb_pt cur = cb_at(E, L, w, c, lft, x);
+        uint q[CB_SECTOR];
+        int ni = lft + 1, chi = cb_hi(R, w, c, x), qn = 0;
+        for (int i = 0; i < CB_SECTOR; ++i) q[i] = 0u;
         for (int y = ya; y < yb; ++y) {
             for (;;) {
-                if (!have) {
+                if (qn == 0) {
                     if (ni >= chi) {
                         if (c < 0 || (c = cb_next_band(R, w, K, c, x)) < 0) break;
                         ni = cb_lo(R, w, c, x), chi = cb_hi(R, w, c, x);
                     }
-                    nxt = cb_at(E, L, w, c, ni++, x);
-                    have = 1;
+                    const int end = min(ni - ni % CB_SECTOR + CB_SECTOR, chi);
+                    __global const uint *src = cb_ent(E, L, w, c, ni, x);
+                    qn = end - ni;
+                    for (int i = 0; i < CB_SECTOR; ++i)
+                        if (i < qn) q[i] = src[i];
+                    ni = end;
                 }
-                if (cb_d2(nxt, y) > cb_d2(cur, y)) break;
-                cur = nxt;
-                have = 0;
+                const cb_pt nx = cb_unpack(q[0], x);
+                if (cb_d2(nx, y) > cb_d2(cur, y)) break;
+                cur = nx;
+                for (int i = 0; i + 1 < CB_SECTOR; ++i) q[i] = q[i + 1];
+                --qn;
             }
             cb_put(dist, near, want, w, x, y, cur);
         }
