@@ -823,10 +823,13 @@ static unsigned rerun_on_host(worker *w, int64_t k, const int64_t lo[3], const i
     }
     const int64_t dlo[3] = {lo[0] + 2, lo[1] + 2, r.is3d ? lo[2] + 2 : lo[2]};
     const int64_t dhi[3] = {hi[0] - 2, hi[1] - 2, r.is3d ? hi[2] - 2 : hi[2]};
+    const int64_t WH = W * H;
     while (ok && r.q.n > 0) {
         int64_t p = fifo_pop(&r.q);
         r.pops++;
-        int64_t x = p % W, y = (p / W) % H, z = p / (W * H);
+        /* coordinates with as few 64-bit divisions as the dimensionality needs (one in 2D: a
+           division is a good part of a pop's cost) */
+        const int64_t z = r.is3d ? p / WH : 0, pz = p - z * WH, y = pz / W, x = pz - y * W;
         if (x >= dlo[0] && x < dhi[0] && y >= dlo[1] && y < dhi[1] && z >= dlo[2] && z < dhi[2]) {
             unsigned char *jp = pix(s, 0, x, y, z);
             const unsigned char *ip = pix(s, 1, x, y, z);
