@@ -641,8 +641,9 @@ iwpp_status iwpp_ocl_edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const dou
     if (P.lines && (iwpp_ocl_group_size(s, k[KX_LY], 64) != 64 || iwpp_ocl_group_size(s, k[KX_LOUT], 64) != 64 ||
                     iwpp_ocl_group_size(s, k[KX_LX], 64) != 64))
         P.lines = 0;
-    /* the column bands need groups of 64 (the hull's local windows) and pass X's of 128 */
-    if (P.colbands && (iwpp_ocl_group_size(s, k[KX_CBH], 64) != 64 || iwpp_ocl_group_size(s, k[KX_LX], 128) != 128))
+    /* the column bands run groups of 64 (the hull's local windows) and pass X's of 128 */
+    if (P.colbands && (iwpp_ocl_group_size(s, k[KX_CBH], 64) != 64 || iwpp_ocl_group_size(s, k[KX_CBM], 64) != 64 ||
+                       iwpp_ocl_group_size(s, k[KX_CBC], 64) != 64 || iwpp_ocl_group_size(s, k[KX_LX], 128) != 128))
         P.colbands = 0;
     const cl_uint len = c.is3 ? (cl_uint)(c.w * c.h) : (cl_uint)c.w;
     const cl_uint nseg = (cl_uint)(((c.is3 ? c.d : c.h) + SEG_A - 1) / SEG_A);
