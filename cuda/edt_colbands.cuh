@@ -12,11 +12,12 @@
  *      monotone along a convex chain), a whole band dropped with one test: O(bands + log L);
  *   3. cb_colour, one thread per (column, segment of LC rows): the envelope site nearest the
  *      segment's first row (a search over bands, then inside one), then a walk down the segment
- *      and the envelope together; d2 = f + (y - p)^2 in integers, dist = (float)sqrt((double)d2).
+ *      and the envelope together; d2 = f + (y - p)^2 in integers, the distance cb_dist(d2).
  * Exact as the lines path (edt_lines.cuh): every squared distance is an integer, so any
  * minimiser gives the CPU's distance. The caller keeps w^2 + h^2 < 2^31, so every p^2 + f fits
- * an int; cross products are 64-bit. The threads of a warp take consecutive columns: E, R, sx,
- * dist are laid out [row][column], so lanes at the same depth touch consecutive words.
+ * an int; cross products are 64-bit. The threads of a warp take consecutive columns: sx, R and
+ * dist are laid out [row][column], so lanes at the same row touch consecutive words; E by sectors
+ * of each thread (below).
  * Kept in a header so that tests/test_edt_envelope.cpp runs this very code on the host.
  */
 #ifndef IWPP_EDT_COLBANDS_CUH
