@@ -201,6 +201,7 @@ typedef enum iwpp_tune_key {
     IWPP_TUNE_OCL_QUEUE_GROUPS,
     IWPP_TUNE_OCL_QUEUE_TQ,
     IWPP_TUNE_OCL_EDT_BANDS,
+    IWPP_TUNE_OCL_PROFILE,
     IWPP_TUNE_COUNT
 } iwpp_tune_key;
 

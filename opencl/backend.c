@@ -153,8 +153,65 @@ cl_int iwpp_ocl_run1d(iwpp_ocl *s, cl_kernel k, size_t n, size_t local)
     if (n == 0) return CL_SUCCESS;
     size_t global = n;
     if (local) global = (n + local - 1) / local * local;
-    return s->api->clEnqueueNDRangeKernel(s->queue, k, 1, NULL, &global, local ? &local : NULL, 0,
-                                          NULL, NULL);
+    if (!s->profile)
+        return s->api->clEnqueueNDRangeKernel(s->queue, k, 1, NULL, &global, local ? &local : NULL, 0,
+                                              NULL, NULL);
+    cl_event ev = NULL;
+    cl_int err = s->api->clEnqueueNDRangeKernel(s->queue, k, 1, NULL, &global, local ? &local : NULL, 0, NULL, &ev);
+    if (err == CL_SUCCESS) err = s->api->clWaitForEvents(1, &ev);
+    cl_ulong t0 = 0, t1 = 0;
+    char name[48] = "";
+    if (err == CL_SUCCESS &&
+        s->api->clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) == CL_SUCCESS &&
+        s->api->clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) == CL_SUCCESS &&
+        s->api->clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof name - 1, name, NULL) == CL_SUCCESS) {
+        int i = 0;
+        while (i < s->nprof && strcmp(s->prof[i].kernel, name) != 0) ++i;
+        if (i == s->nprof && i < (int)(sizeof s->prof / sizeof s->prof[0]))
+            snprintf(s->prof[s->nprof++].kernel, sizeof s->prof[0].kernel, "%s", name);
+        if (i < s->nprof) s->prof[i].calls++, s->prof[i].ms += (double)(t1 - t0) * 1e-6;
+    }
+    if (ev) s->api->clReleaseEvent(ev);
+    return err;
+}
+
+void iwpp_ocl_timer_start(iwpp_ocl *s)
+{
+    if (s->timer_ev) s->api->clReleaseEvent(s->timer_ev);
+    if (s->timer_end) s->api->clReleaseEvent(s->timer_end);
+    s->timer_ev = s->timer_end = NULL;
+    s->timer_t0 = iwpp_now_ms();
+    if (s->api->clEnqueueMarkerWithWaitList(s->queue, 0, NULL, &s->timer_ev) != CL_SUCCESS) s->timer_ev = NULL;
+}
+
+void iwpp_ocl_timer_mark(iwpp_ocl *s)
+{
+    if (s->timer_ev && !s->timer_end &&
+        s->api->clEnqueueMarkerWithWaitList(s->queue, 0, NULL, &s->timer_end) != CL_SUCCESS)
+        s->timer_end = NULL;
+}
+
+cl_int iwpp_ocl_finish(iwpp_ocl *s)
+{
+    iwpp_ocl_timer_mark(s);
+    return s->api->clFinish(s->queue);
+}
+
+double iwpp_ocl_timer_ms(iwpp_ocl *s)
+{
+    iwpp_ocl_timer_mark(s);
+    cl_event e1 = s->timer_end;
+    cl_ulong a = 0, b = 0;
+    const int ok = s->timer_ev && e1 && s->api->clWaitForEvents(1, &e1) == CL_SUCCESS &&
+                   s->api->clGetEventProfilingInfo(s->timer_ev, CL_PROFILING_COMMAND_END, sizeof a, &a, NULL) ==
+                       CL_SUCCESS &&
+                   s->api->clGetEventProfilingInfo(e1, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL) == CL_SUCCESS &&
+                   b >= a;
+    const double wall = iwpp_now_ms() - s->timer_t0;
+    if (e1) s->api->clReleaseEvent(e1);
+    if (s->timer_ev) s->api->clReleaseEvent(s->timer_ev);
+    s->timer_ev = s->timer_end = NULL;
+    return ok ? (double)(b - a) * 1e-6 : wall;
 }
 
 iwpp_status iwpp_ocl_alloc(iwpp_context *ctx, size_t bytes, const char *what, cl_mem *out)
@@ -405,9 +462,13 @@ static iwpp_status build_program(iwpp_context *ctx, int prog, iwpp_type type, cl
         srcs[ns++] = iwpp_ocl_src_edt_colbands; /* after edt_lines (LN_NONE) */
     }
     char opts[256];
-    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DIWPP_T=%s -DIWPP_TK=%d%s%s", type_cl(type),
+    /* EDT: a correctly rounded float sqrt, where the device has one, gives the distances of
+     * squared distances below 2^24 without the double one (edt_colbands.cl's cb_put) */
+    const int sqrt_cr = prog == IWPP_OCL_PROG_EDT && s->sqrt_cr;
+    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DIWPP_T=%s -DIWPP_TK=%d%s%s%s", type_cl(type),
              (int)type, prog == IWPP_OCL_PROG_EDT ? " -DIWPP_FP64=1" : "",
-             s->has_int64_atomics ? " -DIWPP_HAVE_I64_ATOMICS=1" : "");
+             s->has_int64_atomics ? " -DIWPP_HAVE_I64_ATOMICS=1" : "",
+             sqrt_cr ? " -DIWPP_SQRT_CR=1 -cl-fp32-correctly-rounded-divide-sqrt" : "");
     char cache[4096];
     uint64_t key = 0;
     int cached = cl_cache_path(s, srcs, ns, opts, cache, sizeof cache, &key);
@@ -519,11 +580,18 @@ static void ocl_close(iwpp_context *ctx)
         }
     if (s->queue) s->api->clFinish(s->queue);
     for (int i = 0; i < IWPP_OCL_NSCRATCH; ++i) iwpp_ocl_release(s, s->scratch[i]);
+    if (s->timer_ev) s->api->clReleaseEvent(s->timer_ev);
+    if (s->timer_end) s->api->clReleaseEvent(s->timer_end);
     if (s->queue) {
         s->api->clFinish(s->queue);
         s->api->clReleaseCommandQueue(s->queue);
     }
     if (s->context) s->api->clReleaseContext(s->context);
+    if (s->nprof)
+        fprintf(stderr, "ocl.profile %s: correctly rounded float sqrt %s\n", s->name, s->sqrt_cr ? "yes" : "no");
+    for (int i = 0; i < s->nprof; ++i)
+        fprintf(stderr, "ocl.profile %-24s %8ld calls %10.3f ms %8.4f ms/call\n", s->prof[i].kernel, s->prof[i].calls,
+                s->prof[i].ms, s->prof[i].ms / (double)s->prof[i].calls);
     free(s);
     ctx->backend_state = NULL;
 }
@@ -561,6 +629,9 @@ static iwpp_status ocl_open(iwpp_context *ctx)
         s->has_int64_atomics = strstr(ext, "cl_khr_int64_base_atomics") != NULL;
     }
     free(ext);
+    cl_device_fp_config fp = 0;
+    api->clGetDeviceInfo(s->device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL);
+    s->sqrt_cr = (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
     cl_int err = CL_SUCCESS;
     s->dev_index = ctx->device;
     pthread_mutex_lock(&g_shared_lock);
@@ -580,7 +651,9 @@ static iwpp_status ocl_open(iwpp_context *ctx)
         ocl_close(ctx);
         return st;
     }
-    s->queue = api->clCreateCommandQueue(s->context, s->device, 0, &err);
+    s->profile = iwpp_tune_int(ctx, IWPP_TUNE_OCL_PROFILE, 0, 0, 1) != 0;
+    /* profiling stamps for iwpp_ocl_timer (compute_ms measured as CUDA's events measure it) */
+    s->queue = api->clCreateCommandQueue(s->context, s->device, CL_QUEUE_PROFILING_ENABLE, &err);
     if (err != CL_SUCCESS || !s->queue) {
         iwpp_status st = iwpp_ocl_fail(ctx, err, "creating a command queue");
         ocl_close(ctx);

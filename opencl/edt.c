@@ -27,9 +27,9 @@ iwpp_status iwpp_ocl_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_met
                               "OpenCL distance transform handles at most 2^31-1 pixels per call, "
                               "but the image has %lld; use the CPU backend",
                               (long long)n);
-    const double t0 = iwpp_now_ms();
+    iwpp_ocl_timer_start(s);
     rs = method == IWPP_EDT_DANIELSSON ? iwpp_ocl_edt_danielsson(ctx, binary, spacing, dist, nearest)
                                        : iwpp_ocl_edt_exact(ctx, binary, spacing, dist, nearest);
-    if (rs == IWPP_OK) ctx->stats.compute_ms = iwpp_now_ms() - t0;
+    if (rs == IWPP_OK) ctx->stats.compute_ms = iwpp_ocl_timer_ms(s);
     return rs;
 }

@@ -4,9 +4,9 @@
  * After pass X (edt_ln_x: each pixel's nearest background column, sx):
  *   edt_cb_hull   one work-item per (column, band of L rows): the band's sites as a lower hull
  *                 of the lifted points (p, p^2 + f), f = (x - sx)^2, a stack in E;
- *   edt_cb_merge  one work-item per (column, pair of groups of 2^l bands), one launch a level:
- *                 the bridge of the two envelopes (a suffix of the left one, a prefix of the
- *                 right one dropped), each step a binary search;
+ *   edt_cb_merge  one work-item per (column, pair of groups of 2^l bands), every level l in
+ *                 one launch: the bridge of the two envelopes (a suffix of the left one, a
+ *                 prefix of the right one dropped), each step a binary search;
  *   edt_cb_colour one work-item per (column, segment of lc rows) of rows [y0, y1): the envelope
  *                 site nearest the segment's first row, then a walk down both.
  * E: entry j of band b of column x at E[((b * CB_CHUNKS(L) + j / 8) * w + x) * 8 + j % 8] (a
@@ -109,85 +109,99 @@ __kernel void edt_cb_hull(__global const ushort *sx, __global uint *E, __global 
     }
 }
 
-/* 2. cuda/edt_colbands.cuh's cb_merge_pair for every pair of level l of every column. */
-__kernel void edt_cb_merge(__global uint *E, __global uint *R, int w, int L, int K, int l)
+/* 2. cuda/edt_colbands.cuh's cb_merge_pair: pair i of level l of column x. */
+inline void cb_merge_pair(__global uint *E, __global uint *R, int w, int L, int K, int l, int x, int i)
 {
-    const size_t pairs = (size_t)(((K - 1) >> (l + 1)) + 1);
-    for (size_t t = get_global_id(0); t < (size_t)w * pairs; t += get_global_size(0)) {
-        const int x = (int)(t % (size_t)w), i = (int)(t / (size_t)w);
-        const int b0 = i << (l + 1), bm = b0 + (1 << l), b1 = min(bm + (1 << l), K);
-        if (bm >= K) continue;
-        int lo[CB_MAXK], hi[CB_MAXK];
-        for (int b = b0; b < b1; ++b) lo[b - b0] = cb_lo(R, w, b, x), hi[b - b0] = cb_hi(R, w, b, x);
-        const int n = b1 - b0;
-        int ca = bm - b0, cb = bm - b0;
-        while (--ca >= 0 && hi[ca] <= lo[ca]) {
-        }
-        while (cb < n && hi[cb] <= lo[cb]) ++cb;
-        if (ca < 0 || cb >= n) continue;
-        int ia = hi[ca] - 1, jb = lo[cb], moved = 1;
-        while (moved) {
-            moved = 0;
-            const cb_pt B = cb_at(E, L, w, b0 + cb, jb, x);
-            for (;;) { /* the left part's tail that B hides */
-                const int first = lo[ca];
-                int pc = ca;
-                while (--pc >= 0 && hi[pc] <= lo[pc]) {
-                }
-                if (ia == first && pc < 0) break;
-                const cb_pt A = cb_at(E, L, w, b0 + ca, ia, x);
-                const cb_pt P = ia > first ? cb_at(E, L, w, b0 + ca, ia - 1, x) : cb_at(E, L, w, b0 + pc, hi[pc] - 1, x);
-                if (cb_below(P, A, B)) break;
-                moved = 1;
-                if (ia == first ||
-                    (pc >= 0 && !cb_below(cb_at(E, L, w, b0 + pc, hi[pc] - 1, x), cb_at(E, L, w, b0 + ca, first, x), B))) {
-                    hi[ca] = lo[ca];
-                    ca = pc, ia = hi[ca] - 1;
-                    continue;
-                }
-                int ok = first, bad = ia;
-                while (bad - ok > 1) {
-                    const int m = (ok + bad) >> 1;
-                    if (cb_below(cb_at(E, L, w, b0 + ca, m - 1, x), cb_at(E, L, w, b0 + ca, m, x), B))
-                        ok = m;
-                    else
-                        bad = m;
-                }
-                ia = ok;
-                break;
+    const int b0 = i << (l + 1), bm = b0 + (1 << l), b1 = min(bm + (1 << l), K);
+    if (bm >= K) return;
+    int lo[CB_MAXK], hi[CB_MAXK];
+    for (int b = b0; b < b1; ++b) lo[b - b0] = cb_lo(R, w, b, x), hi[b - b0] = cb_hi(R, w, b, x);
+    const int n = b1 - b0;
+    int ca = bm - b0, cb = bm - b0;
+    while (--ca >= 0 && hi[ca] <= lo[ca]) {
+    }
+    while (cb < n && hi[cb] <= lo[cb]) ++cb;
+    if (ca < 0 || cb >= n) return;
+    int ia = hi[ca] - 1, jb = lo[cb], moved = 1;
+    while (moved) {
+        moved = 0;
+        const cb_pt B = cb_at(E, L, w, b0 + cb, jb, x);
+        for (;;) { /* the left part's tail that B hides */
+            const int first = lo[ca];
+            int pc = ca;
+            while (--pc >= 0 && hi[pc] <= lo[pc]) {
             }
+            if (ia == first && pc < 0) break;
             const cb_pt A = cb_at(E, L, w, b0 + ca, ia, x);
-            for (;;) { /* the right part's head that A hides */
-                const int last = hi[cb] - 1;
-                int nb = cb;
-                while (++nb < n && hi[nb] <= lo[nb]) {
-                }
-                if (jb == last && nb >= n) break;
-                const cb_pt Bj = cb_at(E, L, w, b0 + cb, jb, x);
-                const cb_pt N = jb < last ? cb_at(E, L, w, b0 + cb, jb + 1, x) : cb_at(E, L, w, b0 + nb, lo[nb], x);
-                if (cb_below(A, Bj, N)) break;
-                moved = 1;
-                if (jb == last ||
-                    (nb < n && !cb_below(A, cb_at(E, L, w, b0 + cb, last, x), cb_at(E, L, w, b0 + nb, lo[nb], x)))) {
-                    lo[cb] = hi[cb];
-                    cb = nb, jb = lo[cb];
-                    continue;
-                }
-                int ok = jb, bad = last;
-                while (bad - ok > 1) {
-                    const int m = (ok + bad) >> 1;
-                    if (cb_below(A, cb_at(E, L, w, b0 + cb, m, x), cb_at(E, L, w, b0 + cb, m + 1, x)))
-                        bad = m;
-                    else
-                        ok = m;
-                }
-                jb = bad;
-                break;
+            const cb_pt P = ia > first ? cb_at(E, L, w, b0 + ca, ia - 1, x) : cb_at(E, L, w, b0 + pc, hi[pc] - 1, x);
+            if (cb_below(P, A, B)) break;
+            moved = 1;
+            if (ia == first ||
+                (pc >= 0 && !cb_below(cb_at(E, L, w, b0 + pc, hi[pc] - 1, x), cb_at(E, L, w, b0 + ca, first, x), B))) {
+                hi[ca] = lo[ca];
+                ca = pc, ia = hi[ca] - 1;
+                continue;
             }
+            int ok = first, bad = ia;
+            while (bad - ok > 1) {
+                const int m = (ok + bad) >> 1;
+                if (cb_below(cb_at(E, L, w, b0 + ca, m - 1, x), cb_at(E, L, w, b0 + ca, m, x), B))
+                    ok = m;
+                else
+                    bad = m;
+            }
+            ia = ok;
+            break;
         }
-        hi[ca] = ia + 1;
-        lo[cb] = jb;
-        for (int b = b0; b < b1; ++b) R[(size_t)b * (size_t)w + (size_t)x] = (uint)lo[b - b0] | (uint)hi[b - b0] << 16;
+        const cb_pt A = cb_at(E, L, w, b0 + ca, ia, x);
+        for (;;) { /* the right part's head that A hides */
+            const int last = hi[cb] - 1;
+            int nb = cb;
+            while (++nb < n && hi[nb] <= lo[nb]) {
+            }
+            if (jb == last && nb >= n) break;
+            const cb_pt Bj = cb_at(E, L, w, b0 + cb, jb, x);
+            const cb_pt N = jb < last ? cb_at(E, L, w, b0 + cb, jb + 1, x) : cb_at(E, L, w, b0 + nb, lo[nb], x);
+            if (cb_below(A, Bj, N)) break;
+            moved = 1;
+            if (jb == last ||
+                (nb < n && !cb_below(A, cb_at(E, L, w, b0 + cb, last, x), cb_at(E, L, w, b0 + nb, lo[nb], x)))) {
+                lo[cb] = hi[cb];
+                cb = nb, jb = lo[cb];
+                continue;
+            }
+            int ok = jb, bad = last;
+            while (bad - ok > 1) {
+                const int m = (ok + bad) >> 1;
+                if (cb_below(A, cb_at(E, L, w, b0 + cb, m, x), cb_at(E, L, w, b0 + cb, m + 1, x)))
+                    bad = m;
+                else
+                    ok = m;
+            }
+            jb = bad;
+            break;
+        }
+    }
+    hi[ca] = ia + 1;
+    lo[cb] = jb;
+    for (int b = b0; b < b1; ++b) R[(size_t)b * (size_t)w + (size_t)x] = (uint)lo[b - b0] | (uint)hi[b - b0] << 16;
+}
+
+/* All levels of the merge tree in one launch: a group takes CB_MCOLS neighbouring columns, its
+ * work-items the pairs of a level (32 slots: K <= 64), a barrier between levels (a level reads
+ * the ranges R the level before wrote, in the same column). Five launches fewer than one a
+ * level: on NVIDIA's OpenCL each launch of these short kernels cost about 10 us. */
+#define CB_MCOLS 8
+#define CB_MGROUP 256 /* CB_MCOLS columns x 32 pair slots */
+__kernel void edt_cb_merge(__global uint *E, __global uint *R, int w, int L, int K)
+{
+    const int li = (int)get_local_id(0), slots = (int)get_local_size(0) / CB_MCOLS;
+    const int x = (int)get_group_id(0) * CB_MCOLS + li % CB_MCOLS, slot = li / CB_MCOLS;
+    for (int l = 0; (1 << l) < K; ++l) {
+        const int pairs = ((K - 1) >> (l + 1)) + 1;
+        if (x < w)
+            for (int i = slot; i < pairs; i += slots) cb_merge_pair(E, R, w, L, K, l, x, i);
+        barrier(CLK_GLOBAL_MEM_FENCE);
     }
 }
 
@@ -208,7 +222,7 @@ inline int cb_prev_band(__global const uint *R, int w, int b, int x)
 inline void cb_put(__global float *dist, __global long *near, int want, int w, int x, int y, cb_pt q)
 {
     const size_t o = (size_t)y * (size_t)w + (size_t)x;
-    dist[o] = (float)sqrt((double)cb_d2(q, y));
+    dist[o] = ln_dist(cb_d2(q, y));
     if (want) near[o] = (long)q.c + (long)w * (long)q.p;
 }
 

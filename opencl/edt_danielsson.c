@@ -223,7 +223,7 @@ static cl_int dan_final(const dan_call *c, cl_mem md, cl_mem mn, cl_int want, si
     ka_spacing(&a, c);
     cl_int err = a.err;
     if (err == CL_SUCCESS) err = iwpp_ocl_run1d(c->s, c->k[K_FINAL], c->n, lg);
-    return err == CL_SUCCESS ? c->s->api->clFinish(c->s->queue) : err;
+    return err == CL_SUCCESS ? iwpp_ocl_finish(c->s) : err;
 }
 
 iwpp_status iwpp_ocl_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,

@@ -94,6 +94,7 @@ typedef struct exact_plan {
     size_t ln_items;
     int colbands;   /* 2D with intv: column bands (edt_colbands.cl) */
     cl_int cb_k, cb_l, cb_lc; /* bands of a column, rows of a band, rows of a colour segment */
+    size_t cb_mgroup;         /* work-items a group of edt_cb_merge */
 } exact_plan;
 
 /* The lines path (ocl.edt_lines: unset = 3D images, 1 = 2D too, 0 = never) wherever the
@@ -126,6 +127,8 @@ static void plan_lines(const iwpp_context *ctx, const iwpp_ocl *s, int intv, cl_
  * rows. */
 #define CB_MAXK 64 /* as in edt_colbands.cl */
 #define CB_SECTOR 8
+#define CB_MCOLS 8    /* edt_cb_merge: columns a group, */
+#define CB_MGROUP 256 /* work-items a group (a multiple of CB_MCOLS; 32 slots a column) */
 static void plan_colbands(const iwpp_context *ctx, const iwpp_ocl *s, int intv, cl_int w, cl_int h, cl_int d,
                           exact_plan *P)
 {
@@ -503,16 +506,40 @@ static cl_int run_rows_serial(const exact_call *c, const cl_kernel k[KX_COUNT], 
     return err;
 }
 
+/* Pass X (edt_lines.cl's edt_ln_x) in groups of 128 work-items: 32 a row for rows up to 2048
+ * pixels (four rows a group), else 128 (one); local memory 3 words per run of 32 pixels and 2
+ * per work-item, for each row. */
+#define LNX_GROUP 128
+static cl_int lnx_row_items(cl_int w) { return w <= 2048 ? 32 : LNX_GROUP; }
+static size_t lnx_local_bytes(cl_int w)
+{
+    const cl_int g = lnx_row_items(w);
+    return (size_t)(LNX_GROUP / g) * (3 * (size_t)((w + 31) / 32) + 2 * (size_t)g) * sizeof(cl_int);
+}
+
+static cl_int run_pass_x(const exact_call *c, cl_kernel k)
+{
+    const cl_int g = lnx_row_items(c->w);
+    const size_t rpg = LNX_GROUP / (size_t)g;
+    iwpp_kargs x = iwpp_kargs_of(c->s, k);
+    ka_mem(&x, c->bin);
+    ka_mem(&x, c->sites);
+    ka_int(&x, c->w);
+    ka_uint(&x, c->rows);
+    ka_int(&x, g);
+    ka_local(&x, lnx_local_bytes(c->w));
+    const cl_int err = x.err != CL_SUCCESS ? x.err : iwpp_ocl_run1d(c->s, k, (c->rows + rpg - 1) / rpg * LNX_GROUP, LNX_GROUP);
+    /* the device starts on it while the host enqueues the later passes (NVIDIA's queues hold
+     * commands until a flush) */
+    return err == CL_SUCCESS ? c->s->api->clFlush(c->s->queue) : err;
+}
+
 /* The lines path: edt_ln_x (sites), then (3D) edt_ln_y (ny2: f2, nz2: sy), then edt_ln_out. */
 static cl_int run_lines(const exact_call *c, const exact_plan *P, const cl_kernel k[KX_COUNT])
 {
     iwpp_ocl *s = c->s;
     cl_mem f2 = c->is3 ? c->ny2 : c->sites, sy = c->is3 ? c->nz2 : c->sites;
-    iwpp_kargs x = iwpp_kargs_of(s, k[KX_LX]), y = iwpp_kargs_of(s, k[KX_LY]), o = iwpp_kargs_of(s, k[KX_LOUT]);
-    ka_mem(&x, c->bin);
-    ka_mem(&x, c->sites);
-    ka_int(&x, c->w);
-    ka_uint(&x, c->rows);
+    iwpp_kargs y = iwpp_kargs_of(s, k[KX_LY]), o = iwpp_kargs_of(s, k[KX_LOUT]);
     ka_mem(&y, c->sites);
     ka_mem(&y, f2);
     ka_mem(&y, sy);
@@ -533,9 +560,8 @@ static cl_int run_lines(const exact_call *c, const exact_plan *P, const cl_kerne
     ka_int(&o, c->h);
     ka_int(&o, c->d);
     ka_int(&o, P->ln_cap);
-    cl_int err = x.err != CL_SUCCESS ? x.err : y.err != CL_SUCCESS ? y.err : o.err;
-    /* one group of 128 (edt_lines.cl's LNX_G) per row */
-    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k[KX_LX], (size_t)c->rows * 128, 128);
+    cl_int err = y.err != CL_SUCCESS ? y.err : o.err;
+    if (err == CL_SUCCESS) err = run_pass_x(c, k[KX_LX]);
     if (err == CL_SUCCESS && c->is3) err = iwpp_ocl_run1d(s, k[KX_LY], P->ln_items, 64);
     if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k[KX_LOUT], P->ln_items, 64);
     return err;
@@ -547,11 +573,7 @@ static cl_int run_colbands(const exact_call *c, const exact_plan *P, const cl_ke
 {
     iwpp_ocl *s = c->s;
     const cl_int L = P->cb_l, K = P->cb_k, lc = P->cb_lc, y0 = 0, y1 = c->h;
-    iwpp_kargs x = iwpp_kargs_of(s, k[KX_LX]), hl = iwpp_kargs_of(s, k[KX_CBH]), co = iwpp_kargs_of(s, k[KX_CBC]);
-    ka_mem(&x, c->bin);
-    ka_mem(&x, c->sites);
-    ka_int(&x, c->w);
-    ka_uint(&x, c->rows);
+    iwpp_kargs hl = iwpp_kargs_of(s, k[KX_CBH]), co = iwpp_kargs_of(s, k[KX_CBC]);
     ka_mem(&hl, c->sites);
     ka_mem(&hl, c->ny2);
     ka_mem(&hl, c->nz2);
@@ -571,20 +593,19 @@ static cl_int run_colbands(const exact_call *c, const exact_plan *P, const cl_ke
     ka_int(&co, lc);
     ka_int(&co, y0);
     ka_int(&co, y1);
-    cl_int err = x.err != CL_SUCCESS ? x.err : hl.err != CL_SUCCESS ? hl.err : co.err;
-    /* one group of 128 (edt_lines.cl's LNX_G) per row; groups of 64 (edt_colbands.cl's CB_GROUP) */
-    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k[KX_LX], (size_t)c->rows * 128, 128);
+    cl_int err = hl.err != CL_SUCCESS ? hl.err : co.err;
+    /* groups of 64 (edt_colbands.cl's CB_GROUP) */
+    if (err == CL_SUCCESS) err = run_pass_x(c, k[KX_LX]);
     if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k[KX_CBH], (size_t)c->w * (size_t)K, 64);
-    for (cl_int l = 0; err == CL_SUCCESS && (1 << l) < K; ++l) {
+    if (err == CL_SUCCESS && K > 1) { /* every level in one launch: CB_MCOLS columns a group */
         iwpp_kargs m = iwpp_kargs_of(s, k[KX_CBM]);
         ka_mem(&m, c->ny2);
         ka_mem(&m, c->nz2);
         ka_int(&m, c->w);
         ka_int(&m, L);
         ka_int(&m, K);
-        ka_int(&m, l);
-        err = m.err != CL_SUCCESS ? m.err
-                                  : iwpp_ocl_run1d(s, k[KX_CBM], (size_t)c->w * (size_t)(((K - 1) >> (l + 1)) + 1), 64);
+        const size_t g = P->cb_mgroup;
+        err = m.err != CL_SUCCESS ? m.err : iwpp_ocl_run1d(s, k[KX_CBM], ((size_t)c->w + CB_MCOLS - 1) / CB_MCOLS * g, g);
     }
     const size_t segs = (size_t)((y1 + lc - 1) / lc - y0 / lc);
     if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k[KX_CBC], (size_t)c->w * segs, 64);
@@ -596,11 +617,11 @@ static cl_int run_exact(const iwpp_context *ctx, const exact_call *c, const exac
 {
     if (P->colbands) {
         const cl_int err = run_colbands(c, P, k);
-        return err == CL_SUCCESS ? c->s->api->clFinish(c->s->queue) : err;
+        return err == CL_SUCCESS ? iwpp_ocl_finish(c->s) : err;
     }
     if (P->lines) {
         const cl_int err = run_lines(c, P, k);
-        return err == CL_SUCCESS ? c->s->api->clFinish(c->s->queue) : err;
+        return err == CL_SUCCESS ? iwpp_ocl_finish(c->s) : err;
     }
     /* fixed group sizes also on CPU devices: PoCL compiles a kernel once per group size */
     cl_int err = run_pass_a(c, k, len, nseg, c->s->is_gpu ? 128 : 64);
@@ -616,7 +637,7 @@ static cl_int run_exact(const iwpp_context *ctx, const exact_call *c, const exac
     case ROWS_WIDE: err = run_rows_wide(ctx, c, k, ny, nz); break;
     default: err = run_rows_serial(c, k, ny); break;
     }
-    return err == CL_SUCCESS ? c->s->api->clFinish(c->s->queue) : err;
+    return err == CL_SUCCESS ? iwpp_ocl_finish(c->s) : err;
 }
 
 iwpp_status iwpp_ocl_edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
@@ -637,13 +658,14 @@ iwpp_status iwpp_ocl_edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const dou
     if (rs) return rs;
     exact_plan P;
     plan_exact(ctx, s, iwpp_ocl_group_size(s, k[KX_WB], WB_BANDS) == WB_BANDS, c.intv, c.w, c.h, c.d, &P);
-    /* the lines path needs its groups of 64 (local windows) */
-    if (P.lines && (iwpp_ocl_group_size(s, k[KX_LY], 64) != 64 || iwpp_ocl_group_size(s, k[KX_LOUT], 64) != 64 ||
-                    iwpp_ocl_group_size(s, k[KX_LX], 64) != 64))
+    /* both run pass X's groups; the lines path needs its groups of 64 (local windows), the column
+     * bands theirs (the hull's local windows) */
+    const int pass_x_ok = iwpp_ocl_group_size(s, k[KX_LX], LNX_GROUP) == LNX_GROUP && lnx_local_bytes(c.w) <= s->local_mem;
+    if (P.lines && (!pass_x_ok || iwpp_ocl_group_size(s, k[KX_LY], 64) != 64 || iwpp_ocl_group_size(s, k[KX_LOUT], 64) != 64))
         P.lines = 0;
-    /* the column bands run groups of 64 (the hull's local windows) and pass X's of 128 */
-    if (P.colbands && (iwpp_ocl_group_size(s, k[KX_CBH], 64) != 64 || iwpp_ocl_group_size(s, k[KX_CBM], 64) != 64 ||
-                       iwpp_ocl_group_size(s, k[KX_CBC], 64) != 64 || iwpp_ocl_group_size(s, k[KX_LX], 128) != 128))
+    P.cb_mgroup = iwpp_ocl_group_size(s, k[KX_CBM], CB_MGROUP) / CB_MCOLS * CB_MCOLS; /* fewer slots loop */
+    if (P.colbands && (!pass_x_ok || iwpp_ocl_group_size(s, k[KX_CBH], 64) != 64 || P.cb_mgroup == 0 ||
+                       iwpp_ocl_group_size(s, k[KX_CBC], 64) != 64))
         P.colbands = 0;
     const cl_uint len = c.is3 ? (cl_uint)(c.w * c.h) : (cl_uint)c.w;
     const cl_uint nseg = (cl_uint)(((c.is3 ? c.d : c.h) + SEG_A - 1) / SEG_A);

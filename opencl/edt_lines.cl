@@ -19,93 +19,112 @@
 #define LN_WIN 8
 #define LN_CHUNKS 128 /* entries between a work-item's spilled chunks: 32 items of 4 */
 #define LN_GROUP 64   /* work-items per group of edt_ln_y / edt_ln_out (their windows) */
-#define LNX_G 128     /* edt_ln_x: work-items per row (4 pixels each: segments of 512) */
-#define LNX_SEGS 128  /* edt_ln_x: most segments of a row (rows up to 65536) */
+#define LN_AHEAD 4    /* f values the forward sweep loads at once */
 
-
-/* Pass X: a group of LNX_G work-items takes one row, in segments of 4 LNX_G pixels (each
- * work-item 4 neighbouring ones). In a segment, the last background up to each work-item's
- * pixels (a max scan from the left) and the first from them on (a min scan from the right) are
- * scans over the group in local memory, with the rows' earlier (later) segments carried in: for
- * rows longer than one segment, a first sweep keeps each segment's first and last background.
- * Each pixel takes the nearer of the two (ties: the left one). One read of the row (two when
- * it is longer than a segment), one write: OpenCL 1.2 has no ballots (CUDA's pass X). */
-inline void lnx_bounds(__global const pix_t *p, int x0, int w, int *first, int *last, int bg[4])
+/* Pass X: G work-items per row (a work-group: one row or several). The row's background as bits, a word per run of 32 pixels
+ * (the masks of CUDA's ballots), in local memory; then per word the last background before it
+ * and the first after it (each work-item a range of words, carried in by a max and a min scan
+ * over the group: log2(group) steps, not per segment of the row); then every pixel the nearer
+ * of the last background at or before it and the first at or after it (ties: the left one), by
+ * the bits of its own word and those two. Work-items take neighbouring words and pixels; rows
+ * whose byte length is a multiple of 16 are read 16 bytes a load. Local memory: 3 words per
+ * run of 32 pixels and 2 per work-item, for each row of the group. */
+#if IWPP_TK == 1
+#define LNX_V 16 /* pixels per 16-byte load */
+#define LNX_Z(k, i) ((uint)(v.s##k == 0) << (i))
+inline uint lnx_bits16(__global const pix_t *q)
 {
-    *first = LN_INF, *last = -1;
-    for (int j = 0; j < 4; ++j) {
-        const int x = x0 + j;
-        bg[j] = x < w && p[x] == (pix_t)0;
-        if (bg[j]) {
-            *first = min(*first, x);
-            *last = x;
-        }
+    const uchar16 v = *(__global const uchar16 *)q;
+    return LNX_Z(0, 0) | LNX_Z(1, 1) | LNX_Z(2, 2) | LNX_Z(3, 3) | LNX_Z(4, 4) | LNX_Z(5, 5) | LNX_Z(6, 6) |
+           LNX_Z(7, 7) | LNX_Z(8, 8) | LNX_Z(9, 9) | LNX_Z(a, 10) | LNX_Z(b, 11) | LNX_Z(c, 12) | LNX_Z(d, 13) |
+           LNX_Z(e, 14) | LNX_Z(f, 15);
+}
+#elif IWPP_TK == 2
+#define LNX_V 8
+#define LNX_Z(k, i) ((uint)(v.s##k == 0) << (i))
+inline uint lnx_bits16(__global const pix_t *q)
+{
+    const ushort8 v = *(__global const ushort8 *)q;
+    return LNX_Z(0, 0) | LNX_Z(1, 1) | LNX_Z(2, 2) | LNX_Z(3, 3) | LNX_Z(4, 4) | LNX_Z(5, 5) | LNX_Z(6, 6) |
+           LNX_Z(7, 7);
+}
+#else
+#define LNX_V 4
+#define LNX_Z(k, i) ((uint)(v.s##k == 0.0f) << (i))
+inline uint lnx_bits16(__global const pix_t *q)
+{
+    const float4 v = *(__global const float4 *)q;
+    return LNX_Z(0, 0) | LNX_Z(1, 1) | LNX_Z(2, 2) | LNX_Z(3, 3);
+}
+#endif
+
+/* the background bits of pixels 32c .. 32c + 31 of row p (0 past w) */
+inline uint lnx_word(__global const pix_t *p, int c, int w, int vec)
+{
+    const int x0 = c * 32;
+    uint m = 0;
+    if (vec && x0 + 32 <= w) {
+        for (int i = 0; i < 32; i += LNX_V) m |= lnx_bits16(p + x0 + i) << i;
+    } else {
+        for (int i = 0; i < 32 && x0 + i < w; ++i) m |= (uint)(p[x0 + i] == (pix_t)0) << i;
     }
+    return m;
 }
 
-__kernel void edt_ln_x(__global const pix_t *in, __global ushort *sx, int w, uint rows)
+inline int lnx_ctz(uint m) { return 31 - (int)clz(m & (0u - m)); } /* m != 0; OpenCL 1.2 has no ctz */
+inline int lnx_last(int c, uint m) { return c * 32 + 31 - (int)clz(m); } /* m != 0 */
+
+__kernel void edt_ln_x(__global const pix_t *in, __global ushort *sx, int w, uint rows, int G, __local int *lm)
 {
-    __local int sa[LNX_G], sb[LNX_G];
-    __local int seg_first[LNX_SEGS], seg_last[LNX_SEGS];
-    const int li = (int)get_local_id(0);
-    const uint row = (uint)get_group_id(0);
-    if (row >= rows) return; /* the whole group */
+    /* G work-items a row, get_local_size(0) / G rows a group */
+    const int li = (int)get_local_id(0) % G, slot = (int)get_local_id(0) / G;
+    const uint row = (uint)get_group_id(0) * (uint)(get_local_size(0) / (size_t)G) + (uint)slot;
+    const int valid = row < rows; /* the barriers are the whole group's */
+    const int nc = (w + 31) / 32, per = (nc + G - 1) / G;
+    __local uint *mask = (__local uint *)(lm + slot * (3 * nc + 2 * G));
+    __local int *prv = (__local int *)(mask + nc), *nxt = prv + nc, *sl = nxt + nc, *sf = sl + G;
     __global const pix_t *p = in + (size_t)row * (size_t)w;
-    __global ushort *o = sx + (size_t)row * (size_t)w;
-    const int S = 4 * LNX_G, nseg = (w + S - 1) / S;
-    int bg[4], first, last;
-    if (nseg > 1) {
-        for (int s = 0; s < nseg; ++s) {
-            lnx_bounds(p, s * S + 4 * li, w, &first, &last, bg);
-            sa[li] = last;
-            sb[li] = first;
-            barrier(CLK_LOCAL_MEM_FENCE);
-            for (int h = LNX_G / 2; h > 0; h >>= 1) {
-                if (li < h) {
-                    sa[li] = max(sa[li], sa[li + h]);
-                    sb[li] = min(sb[li], sb[li + h]);
-                }
-                barrier(CLK_LOCAL_MEM_FENCE);
-            }
-            if (li == 0) {
-                seg_last[s] = sa[0];
-                seg_first[s] = sb[0];
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
+    const int vec = (w * (int)sizeof(pix_t)) % 16 == 0; /* every row 16-byte aligned */
+    if (valid)
+        for (int c = li; c < nc; c += G) mask[c] = lnx_word(p, c, w, vec);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* this work-item's words [c0, c1): their last and first background, then scanned over the row's items */
+    const int c0 = min(li * per, nc), c1 = valid ? min(c0 + per, nc) : c0;
+    int last = -1, first = LN_INF;
+    for (int c = c1 - 1; c >= c0; --c) {
+        const uint m = mask[c];
+        if (m) first = c * 32 + lnx_ctz(m), last = max(last, lnx_last(c, m));
     }
-    int carry_l = -1;
-    for (int s = 0; s < nseg; ++s) {
-        int carry_r = LN_INF;
-        for (int t = s + 1; t < nseg && carry_r == LN_INF; ++t) carry_r = seg_first[t];
-        const int x0 = s * S + 4 * li;
-        lnx_bounds(p, x0, w, &first, &last, bg);
-        sa[li] = last;
-        sb[li] = first;
+    sl[li] = last;
+    sf[li] = first;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = 1; h < G; h <<= 1) {
+        const int a = li >= h ? sl[li - h] : -1, b = li + h < G ? sf[li + h] : LN_INF;
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int h = 1; h < LNX_G; h <<= 1) {
-            const int a = li >= h ? sa[li - h] : -1, b = li + h < LNX_G ? sb[li + h] : LN_INF;
-            barrier(CLK_LOCAL_MEM_FENCE);
-            sa[li] = max(sa[li], a);
-            sb[li] = min(sb[li], b);
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-        int left = max(carry_l, li > 0 ? sa[li - 1] : -1);
-        int right[4];
-        int r = min(carry_r, li + 1 < LNX_G ? sb[li + 1] : LN_INF);
-        for (int j = 3; j >= 0; --j) {
-            if (bg[j]) r = x0 + j;
-            right[j] = r;
-        }
-        for (int j = 0; j < 4; ++j) {
-            const int x = x0 + j;
-            if (bg[j]) left = x;
-            const int rr = right[j];
-            const int c = rr != LN_INF && (left < 0 || rr - x < x - left) ? rr : left;
-            if (x < w) o[x] = (ushort)(c < 0 ? LN_NONE : c);
-        }
-        carry_l = max(carry_l, sa[LNX_G - 1]);
-        barrier(CLK_LOCAL_MEM_FENCE); /* sa, sb are the next segment's */
+        sl[li] = max(sl[li], a);
+        sf[li] = min(sf[li], b);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    int l = li > 0 ? sl[li - 1] : -1, r = li + 1 < G ? sf[li + 1] : LN_INF;
+    for (int c = c0; c < c1; ++c) {
+        const uint m = mask[c];
+        prv[c] = l;
+        if (m) l = lnx_last(c, m);
+    }
+    for (int c = c1 - 1; c >= c0; --c) {
+        const uint m = mask[c];
+        nxt[c] = r;
+        if (m) r = c * 32 + lnx_ctz(m);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!valid) return;
+    __global ushort *o = sx + (size_t)row * (size_t)w;
+    for (int x = li; x < w; x += G) {
+        const int c = x / 32, b = x % 32;
+        const uint m = mask[c], lo = m & (0xFFFFFFFFu >> (31 - b)), hi = m & (0xFFFFFFFFu << b);
+        const int left = lo ? lnx_last(c, lo) : prv[c], right = hi ? c * 32 + lnx_ctz(hi) : nxt[c];
+        const int best = right != LN_INF && (left < 0 || right - x < x - left) ? right : left;
+        o[x] = (ushort)(best < 0 ? LN_NONE : best);
     }
 }
 
@@ -131,6 +150,19 @@ inline int ln_f(const ln_line *L, int u)
     return c == LN_NONE ? LN_INF : (L->x - c) * (L->x - c);
 }
 
+/* (float)sqrt((double)d2), the CPU's distance, for an integer d2 >= 0: below 2^24 the correctly
+ * rounded float square root gives the same bits (cuda/edt_colbands.cuh's cb_dist says why), but
+ * OpenCL's float sqrt is correctly rounded only in programs built with
+ * -cl-fp32-correctly-rounded-divide-sqrt, which the host adds (and IWPP_SQRT_CR) where the device
+ * reports CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT. */
+inline float ln_dist(int d2)
+{
+#ifdef IWPP_SQRT_CR
+    if (d2 < (1 << 24)) return sqrt((float)d2);
+#endif
+    return (float)sqrt((double)d2);
+}
+
 /* position p gets site `site` at squared distance d2 (site < 0: the line has no site) */
 inline void ln_put(const ln_line *L, int p, int site, int d2)
 {
@@ -140,7 +172,7 @@ inline void ln_put(const ln_line *L, int p, int site, int d2)
         if (L->want) L->sy[o] = (ushort)(site < 0 ? LN_NONE : site);
         return;
     }
-    L->dist[o] = site < 0 ? INFINITY : (float)sqrt((double)d2);
+    L->dist[o] = site < 0 ? INFINITY : ln_dist(d2);
     if (L->want) {
         long q = -1;
         if (site >= 0) {
@@ -182,23 +214,27 @@ inline int2 ln_pop(__local int2 *win, __global const int4 *glob, int *depth, int
 void ln_solve(const ln_line *L, int n, __local int2 *win, __global int4 *glob)
 {
     int depth = 0, base = 0, k = -1, s = 0, t = 0, fs = 0;
-    for (int u = 0; u < n; ++u) {
-        const int fu = ln_f(L, u);
-        if (fu == LN_INF) continue;
-        while (k >= 0 && fs + (t - s) * (t - s) > fu + (t - u) * (t - u)) {
-            if (--k >= 0) {
-                const int2 e = ln_pop(win, glob, &depth, &base);
-                s = e.x & 0xFFFF, t = (int)((uint)e.x >> 16), fs = e.y;
+    for (int u0 = 0; u0 < n; u0 += LN_AHEAD) {
+        int fv[LN_AHEAD]; /* loaded together (memory-level parallelism, as CUDA's) */
+        for (int i = 0; i < LN_AHEAD; ++i) fv[i] = u0 + i < n ? ln_f(L, u0 + i) : LN_INF;
+        for (int i = 0; i < LN_AHEAD; ++i) {
+            const int u = u0 + i, fu = fv[i];
+            if (fu == LN_INF) continue;
+            while (k >= 0 && fs + (t - s) * (t - s) > fu + (t - u) * (t - u)) {
+                if (--k >= 0) {
+                    const int2 e = ln_pop(win, glob, &depth, &base);
+                    s = e.x & 0xFFFF, t = (int)((uint)e.x >> 16), fs = e.y;
+                }
             }
-        }
-        if (k < 0) {
-            k = 0, s = u, t = 0, fs = fu;
-            continue;
-        }
-        const int from = (u * u - s * s + fu - fs) / (2 * (u - s)) + 1;
-        if (from < n) {
-            ln_push(win, glob, &depth, &base, (int2)((int)((uint)s | (uint)t << 16), fs));
-            ++k, s = u, t = from, fs = fu;
+            if (k < 0) {
+                k = 0, s = u, t = 0, fs = fu;
+                continue;
+            }
+            const int from = (u * u - s * s + fu - fs) / (2 * (u - s)) + 1;
+            if (from < n) {
+                ln_push(win, glob, &depth, &base, (int2)((int)((uint)s | (uint)t << 16), fs));
+                ++k, s = u, t = from, fs = fu;
+            }
         }
     }
     for (int x = n - 1; x >= 0; --x) {

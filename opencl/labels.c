@@ -134,7 +134,7 @@ iwpp_status iwpp_ocl_label(iwpp_context *ctx, const iwpp_buf *in, int connectivi
                               "OpenCL labeling handles at most 2^32-2 pixels per call (32-bit "
                               "indices), but the image has %lld; use the CPU backend",
                               (long long)n64);
-    const double t0 = iwpp_now_ms();
+    iwpp_ocl_timer_start(s);
     lab_job j;
     memset(&j, 0, sizeof j);
     j.s = s;
@@ -165,14 +165,14 @@ iwpp_status iwpp_ocl_label(iwpp_context *ctx, const iwpp_buf *in, int connectivi
     cl_mem ml = (cl_mem)labels->ptr;
     err = KARGS(s, j.write, KA(j.parent), KA(j.rank), KA(ml), KA(j.n));
     if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, j.write, j.n, flat_group(s));
-    if (err == CL_SUCCESS) err = s->api->clFinish(s->queue);
+    if (err == CL_SUCCESS) err = iwpp_ocl_finish(s);
     if (err != CL_SUCCESS) {
         st = iwpp_ocl_fail(ctx, err, "writing the labels");
         goto done;
     }
     *count = total;
     snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "%s", "ocl-union-find");
-    ctx->stats.compute_ms = iwpp_now_ms() - t0;
+    ctx->stats.compute_ms = iwpp_ocl_timer_ms(s);
 done:
     lab_free(&j);
     return st;
@@ -294,7 +294,7 @@ static cl_int ws_flood(ws_job *j, const iwpp_buf *markers, int lines, iwpp_buf *
         err = KARGS(s, j->write, KA(j->lev), KA(j->cls), KA(j->dist), KA(j->lab), KA(ln), KA(j->w),
                     KA(j->h), KA(j->d), KA(j->offs), KA(j->noffs), KA(ml), KA(j->n));
     if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, j->write, j->n, flat_group(s));
-    if (err == CL_SUCCESS) err = s->api->clFinish(s->queue);
+    if (err == CL_SUCCESS) err = iwpp_ocl_finish(s);
     return err;
 }
 
@@ -308,7 +308,7 @@ iwpp_status iwpp_ocl_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp
                               "the OpenCL watershed handles at most 2^31-1 pixels per call, but the "
                               "image has %lld; use the CPU backend",
                               (long long)n64);
-    const double t0 = iwpp_now_ms();
+    iwpp_ocl_timer_start(s);
     ws_job j;
     memset(&j, 0, sizeof j);
     j.s = s;
@@ -339,7 +339,7 @@ iwpp_status iwpp_ocl_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp
     ctx->stats.rounds = j.rounds;
     ctx->stats.pixels_visited = j.visited;
     ctx->stats.overflow_reruns = 0;
-    ctx->stats.compute_ms = iwpp_now_ms() - t0;
+    ctx->stats.compute_ms = iwpp_ocl_timer_ms(s);
 done:
     ws_free(&j);
     return st;

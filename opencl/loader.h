@@ -51,7 +51,12 @@
     X(clGetKernelWorkGroupInfo)                                                                    \
     X(clEnqueueNDRangeKernel)                                                                      \
     X(clFinish)                                                                                    \
-    X(clFlush)
+    X(clFlush)                                                                                     \
+    X(clWaitForEvents)                                                                             \
+    X(clReleaseEvent)                                                                              \
+    X(clGetEventProfilingInfo)                                                                     \
+    X(clGetKernelInfo)                                                                             \
+    X(clEnqueueMarkerWithWaitList)
 
 typedef struct iwpp_ocl_api {
 #define IWPP_OCL_MEMBER(name) __typeof__(name) *name;

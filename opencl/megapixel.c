@@ -180,7 +180,7 @@ static cl_int mp_launch(iwpp_context *ctx, const mp_plan *p, const mp_bufs *b, i
 }
 
 iwpp_status iwpp_ocl_megapixel(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask, int connectivity,
-                               iwpp_morph_mode mode, double t0)
+                               iwpp_morph_mode mode)
 {
     iwpp_ocl *s = iwpp_ocl_state(ctx);
     static const char *const names[4] = {"to_keys", "from_keys", "mp_init", "mp_run"};
@@ -205,6 +205,6 @@ iwpp_status iwpp_ocl_megapixel(iwpp_context *ctx, iwpp_buf *marker, const iwpp_b
     ctx->stats.pixels_visited = (int64_t)c0[3] * p.TX * p.TY * p.TZ;
     ctx->stats.rounds = c0[4];
     ctx->stats.overflow_reruns = 0;
-    ctx->stats.compute_ms = iwpp_now_ms() - t0;
+    ctx->stats.compute_ms = iwpp_ocl_timer_ms(s);
     return IWPP_OK;
 }

@@ -39,7 +39,18 @@ typedef struct iwpp_ocl {
     cl_ulong global_mem;
     int has_fp64;
     int has_int64_atomics;
+    int sqrt_cr; /* single-precision sqrt correctly rounded when built with -cl-fp32-correctly-rounded-divide-sqrt */
     char name[256];
+    cl_event timer_ev, timer_end; /* iwpp_ocl_timer_start's and iwpp_ocl_timer_mark's markers */
+    double timer_t0;
+    /* ocl.profile: every kernel waited for and timed, the sums printed at close */
+    int profile;
+    int nprof;
+    struct {
+        char kernel[48];
+        long calls;
+        double ms;
+    } prof[32];
     iwpp_ocl_program progs[IWPP_OCL_NPROG][IWPP_OCL_NTYPES];
     cl_mem scratch[IWPP_OCL_NSCRATCH];
     size_t scratch_bytes[IWPP_OCL_NSCRATCH];
@@ -54,6 +65,14 @@ iwpp_status iwpp_ocl_kernel(iwpp_context *ctx, int prog, iwpp_type type, const c
 iwpp_status iwpp_ocl_fail(iwpp_context *ctx, cl_int err, const char *what);
 /** Enqueue a 1D range of at least @p n work-items in groups of @p local (0 = the runtime's choice). */
 cl_int iwpp_ocl_run1d(iwpp_ocl *s, cl_kernel k, size_t n, size_t local);
+/** A call's compute time as CUDA's events give it: start marks the queue before the call's first
+ *  command, mark right after its last one (iwpp_ocl_finish: mark, then clFinish); ms returns the
+ *  device time between the two marks (marking first if nothing did), or the host's wall time
+ *  where the device gives no profiling stamps. */
+void iwpp_ocl_timer_start(iwpp_ocl *s);
+void iwpp_ocl_timer_mark(iwpp_ocl *s);
+cl_int iwpp_ocl_finish(iwpp_ocl *s);
+double iwpp_ocl_timer_ms(iwpp_ocl *s);
 /** Allocate a device buffer of @p bytes; ENOMEM with the size in the message. */
 iwpp_status iwpp_ocl_alloc(iwpp_context *ctx, size_t bytes, const char *what, cl_mem *out);
 /** Work buffer @p slot (0 <= slot < IWPP_OCL_NSCRATCH) of at least @p bytes, kept between calls
@@ -137,9 +156,9 @@ iwpp_status iwpp_ocl_edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const dou
                                iwpp_buf *nearest);
 iwpp_status iwpp_ocl_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
                                     iwpp_buf *nearest);
-/** IWPP-MP reconstruction (megapixel.c); @p t0 is the call's start, for stats.compute_ms. */
+/** IWPP-MP reconstruction (megapixel.c); the caller started the timer (iwpp_ocl_timer_start). */
 iwpp_status iwpp_ocl_megapixel(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask, int connectivity,
-                               iwpp_morph_mode mode, double t0);
+                               iwpp_morph_mode mode);
 iwpp_status iwpp_ocl_pointwise(iwpp_context *ctx, iwpp_pw_op op, iwpp_buf *dst, const iwpp_buf *a,
                                const iwpp_buf *b, double s);
 iwpp_status iwpp_ocl_morph_unit(iwpp_context *ctx, iwpp_buf *dst, const iwpp_buf *src,

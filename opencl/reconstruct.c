@@ -318,7 +318,7 @@ static iwpp_status fh_run(iwpp_context *ctx, const rec_plan *p, const cl_kernel 
     iwpp_status rs = run_queue(ctx, p, k, j, marker, ms, inv);
     if (rs) return rs;
     err = iwpp_ocl_keys(s, k[K_FROM], mk, j->J, inv, n);
-    if (err == CL_SUCCESS) err = s->api->clFinish(s->queue);
+    if (err == CL_SUCCESS) err = iwpp_ocl_finish(s);
     return err == CL_SUCCESS ? IWPP_OK : iwpp_ocl_fail(ctx, err, "converting the reconstruction result");
 }
 
@@ -331,8 +331,8 @@ static iwpp_status ocl_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iw
                               "OpenCL reconstruction handles at most 2^31-1 pixels per call, but "
                               "the image has %lld; use the CPU backend (tiled) for larger images",
                               (long long)n64);
-    const double t0 = iwpp_now_ms();
-    if (use_megapixel(ctx, marker)) return iwpp_ocl_megapixel(ctx, marker, mask, connectivity, mode, t0);
+    iwpp_ocl_timer_start(iwpp_ocl_state(ctx));
+    if (use_megapixel(ctx, marker)) return iwpp_ocl_megapixel(ctx, marker, mask, connectivity, mode);
     cl_kernel k[K_COUNT];
     iwpp_status rs;
     for (int i = 0; i < K_COUNT; ++i)
@@ -349,6 +349,6 @@ static iwpp_status ocl_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iw
     job_free(&j);
     if (rs) return rs;
     snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-fh/%s", p.q.vname);
-    ctx->stats.compute_ms = iwpp_now_ms() - t0;
+    ctx->stats.compute_ms = iwpp_ocl_timer_ms(j.s);
     return IWPP_OK;
 }

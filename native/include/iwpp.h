@@ -212,7 +212,9 @@ IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t b
  *   ocl.edt_wide_threads, ocl.edt_lines (as cuda.edt_lines), ocl.dan_switch (as cuda.dan_switch,
  *   per work-group; default 4), ocl.queue_groups (work-groups of the queue phase per
  *   compute unit; GPUs 4, CPU devices 2), ocl.queue_tq (private queue entries per work-item;
- *   GPUs 8, CPU devices 32), ocl.edt_bands (as cuda.edt_bands).
+ *   GPUs 8, CPU devices 32), ocl.edt_bands (as cuda.edt_bands), ocl.profile (1: time every
+ *   kernel with OpenCL's profiling events, waiting for each, and print the sums per kernel name
+ *   to stderr when the context is destroyed; for benchmarks only).
  * A new context takes each key from the environment variable IWPP_<KEY> (upper case, '.' as
  * '_': cuda.stage_chunk <- IWPP_CUDA_STAGE_CHUNK); the library reads the environment nowhere
  * else. Tile workers take their caller's settings. Unknown keys and values longer than 31
