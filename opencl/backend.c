@@ -214,6 +214,57 @@ double iwpp_ocl_timer_ms(iwpp_ocl *s)
     return ok ? (double)(b - a) * 1e-6 : wall;
 }
 
+/* Image buffers: a freed one is kept (up to IWPP_OCL_NPOOL, together at most an eighth of the
+ * device's memory or of the context's memory limit) and handed to the next image of the same
+ * size, as CUDA's stream-ordered pool does. NVIDIA's OpenCL backs a new buffer with memory only
+ * when a command first uses it, inside that command's enqueue: 0.14 ms for a 64 MB distance map,
+ * 0.28 ms for 256 MB, each call, in the middle of the kernels (on the H100, 2026-11-26). */
+static void pool_drop(iwpp_ocl *s, int i)
+{
+    iwpp_ocl_release(s, s->pool[i]);
+    for (; i + 1 < IWPP_OCL_NPOOL; ++i) s->pool[i] = s->pool[i + 1], s->pool_bytes[i] = s->pool_bytes[i + 1];
+    s->pool[IWPP_OCL_NPOOL - 1] = NULL;
+    s->pool_bytes[IWPP_OCL_NPOOL - 1] = 0;
+}
+
+static void pool_clear(iwpp_ocl *s)
+{
+    while (s->pool[0]) pool_drop(s, 0);
+}
+
+static cl_mem pool_take(iwpp_ocl *s, size_t bytes)
+{
+    for (int i = 0; i < IWPP_OCL_NPOOL && s->pool[i]; ++i)
+        if (s->pool_bytes[i] == bytes) {
+            cl_mem m = s->pool[i];
+            s->pool[i] = NULL; /* not released by pool_drop's shift */
+            for (int j = i; j + 1 < IWPP_OCL_NPOOL; ++j) s->pool[j] = s->pool[j + 1], s->pool_bytes[j] = s->pool_bytes[j + 1];
+            s->pool[IWPP_OCL_NPOOL - 1] = NULL;
+            s->pool_bytes[IWPP_OCL_NPOOL - 1] = 0;
+            return m;
+        }
+    return NULL;
+}
+
+/* Keeps m (bytes) for a later image, dropping the oldest kept ones to stay within the limits;
+ * returns 0 (the caller releases m) where it may not be kept at all. */
+static int pool_keep(const iwpp_context *ctx, iwpp_ocl *s, cl_mem m, size_t bytes)
+{
+    uint64_t cap = s->global_mem / 8;
+    if (ctx->memory_limit && ctx->memory_limit / 8 < cap) cap = ctx->memory_limit / 8;
+    if (bytes < ((size_t)1 << 20) || bytes > cap) return 0;
+    for (;;) {
+        uint64_t held = 0;
+        int n = 0;
+        for (; n < IWPP_OCL_NPOOL && s->pool[n]; ++n) held += s->pool_bytes[n];
+        if (n < IWPP_OCL_NPOOL && held + bytes <= cap) {
+            s->pool[n] = m, s->pool_bytes[n] = bytes;
+            return 1;
+        }
+        pool_drop(s, 0);
+    }
+}
+
 iwpp_status iwpp_ocl_alloc(iwpp_context *ctx, size_t bytes, const char *what, cl_mem *out)
 {
     iwpp_ocl *s = iwpp_ocl_state(ctx);
@@ -226,6 +277,11 @@ iwpp_status iwpp_ocl_alloc(iwpp_context *ctx, size_t bytes, const char *what, cl
                               what, bytes / 1048576.0, s->name, s->max_alloc / 1048576.0);
     cl_int err = CL_SUCCESS;
     cl_mem m = s->api->clCreateBuffer(s->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if ((err != CL_SUCCESS || !m) && s->pool[0]) { /* the kept image buffers back, once more */
+        pool_clear(s);
+        err = CL_SUCCESS;
+        m = s->api->clCreateBuffer(s->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    }
     if (err != CL_SUCCESS || !m)
         return iwpp_set_error(ctx,
                               err == CL_INVALID_BUFFER_SIZE || err == CL_MEM_OBJECT_ALLOCATION_FAILURE ||
@@ -580,6 +636,7 @@ static void ocl_close(iwpp_context *ctx)
         }
     if (s->queue) s->api->clFinish(s->queue);
     for (int i = 0; i < IWPP_OCL_NSCRATCH; ++i) iwpp_ocl_release(s, s->scratch[i]);
+    pool_clear(s);
     if (s->timer_ev) s->api->clReleaseEvent(s->timer_ev);
     if (s->timer_end) s->api->clReleaseEvent(s->timer_end);
     if (s->queue) {
@@ -668,7 +725,12 @@ static iwpp_status ocl_open(iwpp_context *ctx)
 static iwpp_status ocl_buf_alloc(iwpp_context *ctx, iwpp_buf *b)
 {
     size_t bytes = (size_t)iwpp_buf_count(b) * iwpp_type_size(b->type);
-    cl_mem m;
+    cl_mem m = pool_take(iwpp_ocl_state(ctx), bytes);
+    if (m) {
+        b->ptr = m;
+        b->priv = NULL;
+        return IWPP_OK;
+    }
     char what[96];
     snprintf(what, sizeof what, "a %lldx%lldx%lld %s image", (long long)b->w, (long long)b->h,
              (long long)b->d, iwpp_type_name(b->type));
@@ -698,7 +760,8 @@ static iwpp_status ocl_buf_alloc(iwpp_context *ctx, iwpp_buf *b)
 static void ocl_buf_free(iwpp_context *ctx, iwpp_buf *b)
 {
     iwpp_ocl *s = iwpp_ocl_state(ctx);
-    if (b->ptr && s) s->api->clReleaseMemObject((cl_mem)b->ptr);
+    if (b->ptr && s && !pool_keep(ctx, s, (cl_mem)b->ptr, (size_t)iwpp_buf_count(b) * iwpp_type_size(b->type)))
+        s->api->clReleaseMemObject((cl_mem)b->ptr);
     b->ptr = NULL;
 }
 

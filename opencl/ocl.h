@@ -16,6 +16,7 @@ enum {
 #define IWPP_OCL_NTYPES 4 /* indexed by iwpp_type (U8, U16, F32; I64 unused) */
 #define IWPP_OCL_MAX_KERNELS 24
 #define IWPP_OCL_NSCRATCH 8 /* work buffers kept between calls (iwpp_ocl_scratch) */
+#define IWPP_OCL_NPOOL 4     /* freed image buffers kept for the next call's images (ocl_buf_alloc) */
 
 typedef struct iwpp_ocl_program {
     cl_program prog; /* the process-wide program (one reference held here) */
@@ -54,6 +55,8 @@ typedef struct iwpp_ocl {
     iwpp_ocl_program progs[IWPP_OCL_NPROG][IWPP_OCL_NTYPES];
     cl_mem scratch[IWPP_OCL_NSCRATCH];
     size_t scratch_bytes[IWPP_OCL_NSCRATCH];
+    cl_mem pool[IWPP_OCL_NPOOL]; /* oldest first */
+    size_t pool_bytes[IWPP_OCL_NPOOL];
 } iwpp_ocl;
 
 static inline iwpp_ocl *iwpp_ocl_state(iwpp_context *ctx) { return (iwpp_ocl *)ctx->backend_state; }
