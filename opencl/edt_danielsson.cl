@@ -30,19 +30,34 @@ inline double site_d2(int3 sc, int3 c, double hx, double hy, double hz)
     return (tz * tz + ty * ty) + tx * tx;
 }
 
-/* Offers site s (at sc) to pixel q (at cq): takes it by compare-and-swap while it is strictly
- * closer than q's own; 1 if q changed. */
-inline int dan_offer(__global volatile uint *vr, uint q, int3 cq, uint s, int3 sc, int w, int h, int sy, int sz,
-                     double hx, double hy, double hz)
+/* Offers site s (at sc) to pixel q (at cq), whose site was cur when read: takes it by
+ * compare-and-swap while it is strictly closer than q's own; 1 if q changed. A cur read a little
+ * earlier is as good as a fresh one: a pixel's site only ever gets strictly closer, so where the
+ * old one already beats s the new one does too, and a stale cur makes the swap fail and
+ * return the current one. */
+inline int dan_offer(__global volatile uint *vr, uint q, int3 cq, uint s, int3 sc, uint cur, int w, int h, int sy,
+                     int sz, double hx, double hy, double hz)
 {
     const double dn = site_d2(sc, cq, hx, hy, hz);
-    uint cur = vr[q];
     while (cur != s && (cur == DAN_NONE || dn < site_d2(site_xyz(cur, w, h, sy, sz), cq, hx, hy, hz))) {
         const uint old = atomic_cmpxchg(&vr[q], cur, s);
         if (old == cur) return 1;
         cur = old;
     }
     return 0;
+}
+
+/* The sites of p's neighbours k0 .. k0 + DAN_AHEAD - 1, read together before any is offered
+ * (the reads of a volatile pointer keep their order, so one at a time they would wait for each
+ * other and for the swaps between them); s (no offer) past the image or past noffs. */
+#define DAN_AHEAD 8
+inline void dan_read_ahead(__global volatile uint *vr, uint p, int3 c, uint s, __constant int4 *offs, int noffs,
+                           int k0, int w, int h, int d, uint cur[DAN_AHEAD])
+{
+    for (int i = 0; i < DAN_AHEAD; ++i) {
+        const int k = k0 + i;
+        cur[i] = k < noffs && inside(c, offs[k], w, h, d) ? vr[p + (uint)offs[k].w] : s;
+    }
 }
 
 /* Slot for each work-item with `flag` in a list that whole work-groups append to: a local atomic
@@ -129,12 +144,17 @@ __kernel void edt_dan_round(__global uint *vr, int w, int h, int d, int sy, int 
         const uint p = in_list[i];
         const uint s = vv[p];
         const int3 c = coords_of(p, w, h), sc = site_xyz(s, w, h, sy, sz);
-        for (int k = 0; k < noffs; ++k) {
-            const int4 o = offs[k];
-            if (!inside(c, o, w, h, d)) continue;
-            const uint q = p + (uint)o.w;
-            if (dan_offer(vv, q, c + o.xyz, s, sc, w, h, sy, sz, hx, hy, hz) && atomic_xchg(&mark[q], round) != round)
-                out_list[atomic_inc(out_n)] = q;
+        for (int k0 = 0; k0 < noffs; k0 += DAN_AHEAD) {
+            uint cur[DAN_AHEAD];
+            dan_read_ahead(vv, p, c, s, offs, noffs, k0, w, h, d, cur);
+            for (int i = 0; i < DAN_AHEAD; ++i) {
+                if (cur[i] == s) continue;
+                const int4 o = offs[k0 + i];
+                const uint q = p + (uint)o.w;
+                if (dan_offer(vv, q, c + o.xyz, s, sc, cur[i], w, h, sy, sz, hx, hy, hz) &&
+                    atomic_xchg(&mark[q], round) != round)
+                    out_list[atomic_inc(out_n)] = q;
+            }
         }
     }
 }
@@ -146,11 +166,15 @@ __kernel void edt_dan_round(__global uint *vr, int w, int h, int d, int sy, int 
         const uint p_ = (p);                                                                           \
         const uint s = vv[p_];                                                                         \
         const int3 c = coords_of(p_, w, h), sc = site_xyz(s, w, h, sy, sz);                            \
-        for (int k = 0; k < noffs; ++k) {                                                              \
-            const int4 o = offs[k];                                                                    \
-            if (!inside(c, o, w, h, d)) continue;                                                      \
-            const uint q = p_ + (uint)o.w;                                                             \
-            if (dan_offer(vv, q, c + o.xyz, s, sc, w, h, sy, sz, hx, hy, hz)) MLQ_QUEUE(q);            \
+        for (int k0 = 0; k0 < noffs; k0 += DAN_AHEAD) {                                                \
+            uint cur[DAN_AHEAD];                                                                       \
+            dan_read_ahead(vv, p_, c, s, offs, noffs, k0, w, h, d, cur);                               \
+            for (int i = 0; i < DAN_AHEAD; ++i) {                                                      \
+                if (cur[i] == s) continue;                                                             \
+                const int4 o = offs[k0 + i];                                                           \
+                const uint q = p_ + (uint)o.w;                                                         \
+                if (dan_offer(vv, q, c + o.xyz, s, sc, cur[i], w, h, sy, sz, hx, hy, hz)) MLQ_QUEUE(q); \
+            }                                                                                          \
         }                                                                                              \
     } while (0)
 
