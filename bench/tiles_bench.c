@@ -329,16 +329,21 @@ int main(int argc, char **argv)
             uint8_t *bin = mask; /* reuse */
             float *dist = malloc((size_t)px * sizeof(float)), *dref = malloc((size_t)px * sizeof(float));
             if (dist && dref && synth_nuclei(bin, n, n, 1, 1) == 0) {
-                for (int c = -1; c < nlim + nst; ++c) {
+                for (int c = -1; c < nlim + nst + nwk; ++c) {
                     iwpp_context *ctx = NULL;
-                    const char *stage = c >= nlim ? stg[c - nlim] : NULL;
+                    const char *stage = c >= nlim && c < nlim + nst ? stg[c - nlim] : NULL;
+                    const char *wl = c >= nlim + nst ? wk[c - nlim - nst] : NULL;
                     char label[96];
-                    snprintf(label, sizeof label, "%s%s", c < 0 ? "exact EDT, in memory" : stage ? "EDT in memory, stage " : lim[c],
-                             stage ? stage : "");
+                    snprintf(label, sizeof label, "%s%s%s", c < 0 ? "exact EDT, in memory" : wl ? "EDT workers " : stage ? "EDT in memory, stage " : lim[c],
+                             stage ? stage : "", wl ? wl : "");
                     apply_stage(stage);
                     iwpp_context_create(&ctx, be);
                     if (device) iwpp_context_set_device(ctx, device);
                     if (c >= 0 && c < nlim) iwpp_context_set_memory_limit(ctx, parse_bytes(lim[c]));
+                    if (wl) { /* the workers lists with the --wlimit budget */
+                        iwpp_context_set_memory_limit(ctx, wlimit);
+                        iwpp_context_set_workers(ctx, wl);
+                    }
                     double best = 1e30;
                     iwpp_stats st;
                     int okrun = 1;

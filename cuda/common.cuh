@@ -15,7 +15,7 @@
 /* Pinned staging of large transfers (device.cu): buffers, defaults (env overrides there; the
  * defaults are the best of the measurements in cuda/README.md). */
 #define IWPP_CUDA_STAGE_BUFS 4 /* at most; stage_bufs of them are used */
-#define IWPP_CUDA_STAGE_BUFS_DEFAULT 3
+#define IWPP_CUDA_STAGE_BUFS_DEFAULT 4 /* 3 before session 14: cuda/README.md, "Transfers" */
 #define IWPP_CUDA_STAGE_CHUNK_DEFAULT ((size_t)16 << 20)
 #define IWPP_CUDA_STAGE_MIN_DEFAULT ((size_t)2 << 20)
 #define IWPP_CUDA_STAGE_THREADS_DEFAULT 16 /* at most the context's threads / the cores */
