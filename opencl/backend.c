@@ -219,30 +219,25 @@ double iwpp_ocl_timer_ms(iwpp_ocl *s)
  * size, as CUDA's stream-ordered pool does. NVIDIA's OpenCL backs a new buffer with memory only
  * when a command first uses it, inside that command's enqueue: 0.14 ms for a 64 MB distance map,
  * 0.28 ms for 256 MB, each call, in the middle of the kernels (on the H100, 2026-11-26). */
-static void pool_drop(iwpp_ocl *s, int i)
+/* takes entry i out of the pool (the later ones move down) */
+static cl_mem pool_remove(iwpp_ocl *s, int i)
 {
-    iwpp_ocl_release(s, s->pool[i]);
+    cl_mem m = s->pool[i];
     for (; i + 1 < IWPP_OCL_NPOOL; ++i) s->pool[i] = s->pool[i + 1], s->pool_bytes[i] = s->pool_bytes[i + 1];
     s->pool[IWPP_OCL_NPOOL - 1] = NULL;
     s->pool_bytes[IWPP_OCL_NPOOL - 1] = 0;
+    return m;
 }
 
 static void pool_clear(iwpp_ocl *s)
 {
-    while (s->pool[0]) pool_drop(s, 0);
+    while (s->pool[0]) iwpp_ocl_release(s, pool_remove(s, 0));
 }
 
 static cl_mem pool_take(iwpp_ocl *s, size_t bytes)
 {
     for (int i = 0; i < IWPP_OCL_NPOOL && s->pool[i]; ++i)
-        if (s->pool_bytes[i] == bytes) {
-            cl_mem m = s->pool[i];
-            s->pool[i] = NULL; /* not released by pool_drop's shift */
-            for (int j = i; j + 1 < IWPP_OCL_NPOOL; ++j) s->pool[j] = s->pool[j + 1], s->pool_bytes[j] = s->pool_bytes[j + 1];
-            s->pool[IWPP_OCL_NPOOL - 1] = NULL;
-            s->pool_bytes[IWPP_OCL_NPOOL - 1] = 0;
-            return m;
-        }
+        if (s->pool_bytes[i] == bytes) return pool_remove(s, i);
     return NULL;
 }
 
@@ -261,7 +256,7 @@ static int pool_keep(const iwpp_context *ctx, iwpp_ocl *s, cl_mem m, size_t byte
             s->pool[n] = m, s->pool_bytes[n] = bytes;
             return 1;
         }
-        pool_drop(s, 0);
+        iwpp_ocl_release(s, pool_remove(s, 0)); /* the oldest */
     }
 }
 
