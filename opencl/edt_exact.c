@@ -529,8 +529,7 @@ static cl_int run_pass_x(const exact_call *c, cl_kernel k)
     ka_int(&x, g);
     ka_local(&x, lnx_local_bytes(c->w));
     const cl_int err = x.err != CL_SUCCESS ? x.err : iwpp_ocl_run1d(c->s, k, (c->rows + rpg - 1) / rpg * LNX_GROUP, LNX_GROUP);
-    /* the device starts on it while the host enqueues the later passes (NVIDIA's queues hold
-     * commands until a flush) */
+    /* submitted now, so that the device starts on it while the host enqueues the later passes */
     return err == CL_SUCCESS ? c->s->api->clFlush(c->s->queue) : err;
 }
 
