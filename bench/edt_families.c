@@ -107,7 +107,8 @@ static void usage(void)
 {
     fprintf(stderr, "usage: edt_families --sizes 1024,8192,256^3 [--backends cuda,opencl,cpu] "
                     "[--families all|name,...] [--reps N] [--threads N] [--csv FILE] [--dump DIR] "
-                    "[--dump-out-max PIXELS] [--spacing hx,hy,hz] [--nearest] [--no-check] [--method exact|danielsson]\nfamilies:");
+                    "[--dump-out-max PIXELS] [--spacing hx,hy,hz] [--nearest] [--no-check] [--method exact|danielsson] [--stats]\n"
+                    "  --stats: also print the last run's items visited, rounds and overflow re-runs\nfamilies:");
     for (int i = 0; i < synth_edt_family_count(); ++i) fprintf(stderr, " %s", synth_edt_family_name(i));
     fprintf(stderr, "\n");
 }
@@ -116,7 +117,7 @@ int main(int argc, char **argv)
 {
     char sizes_arg[512] = "1024", back_arg[128] = "cuda,opencl", fam_arg[1024] = "all";
     const char *csv_path = NULL, *dump = NULL;
-    int reps = 5, threads = 0, check = 1, want_nearest = 0;
+    int reps = 5, threads = 0, check = 1, want_nearest = 0, show_stats = 0;
     long long dump_out_max = 4096LL * 4096LL;
     double spacing[3] = {1, 1, 1};
     const double *sp = NULL; /* NULL: unit spacing */
@@ -125,6 +126,7 @@ int main(int argc, char **argv)
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(k, "--no-check")) { check = 0; continue; }
         if (!strcmp(k, "--nearest")) { want_nearest = 1; continue; }
+        if (!strcmp(k, "--stats")) { show_stats = 1; continue; }
         if (!v) { usage(); return 2; }
         ++i;
         if (!strcmp(k, "--sizes")) snprintf(sizes_arg, sizeof sizes_arg, "%s", v);
@@ -307,8 +309,12 @@ int main(int argc, char **argv)
                 qsort(times, (size_t)reps, sizeof(double), cmp_double);
                 qsort(walls, (size_t)reps, sizeof(double), cmp_double);
                 const double med = times[reps / 2], wmed = walls[reps / 2];
-                printf("%-10s %-10s %-7s %10.3f %10.3f %10.3f  %-8s %s\n", sn, fams[fi],
+                printf("%-10s %-10s %-7s %10.3f %10.3f %10.3f  %-8s %s", sn, fams[fi],
                        iwpp_backend_name(backs[b]), med, tmin, wmed, chk, st.variant);
+                if (show_stats)
+                    printf("  visited %lld rounds %lld reruns %lld", (long long)st.pixels_visited,
+                           (long long)st.rounds, (long long)st.overflow_reruns);
+                printf("\n");
                 fflush(stdout);
                 if (csv)
                     fprintf(csv, "%s,%s,%s,%s,%.4f,%.4f,%.4f,%d,%s\n", sn, fams[fi], iwpp_backend_name(backs[b]),

@@ -362,8 +362,9 @@ extern "C" void iwpp_cuda_buf_free(iwpp_context *ctx, iwpp_buf *b)
 
 /* ---- transfers ----
  *
- * A host view is a sequence of contiguous units (the whole image, slices or rows, whichever the
- * strides allow) that maps onto the contiguous device buffer in order. Transfers below
+ * A host view is a sequence of contiguous units (iwpp_host_layout, native/hostcopy.c: the whole
+ * image, slices or rows, whichever the strides allow) that maps onto the contiguous device
+ * buffer in order. Transfers below
  * stage_min bytes go straight from/to the user's (pageable) memory, one cudaMemcpy(2D)Async
  * per slice. Larger ones go through the context's pinned staging buffers in chunks of
  * stage_chunk bytes, double-buffered: while the DMA engine moves chunk k, the host packs chunk
@@ -371,61 +372,6 @@ extern "C" void iwpp_cuda_buf_free(iwpp_context *ctx, iwpp_buf *b)
  * stage_threads host threads (OpenMP) splitting each chunk. An event per buffer marks the last
  * copy that used it. Tuning (measurements only): IWPP_CUDA_STAGE_MIN (bytes, K/M suffix, "off"),
  * IWPP_CUDA_STAGE_CHUNK, IWPP_CUDA_STAGE_THREADS, read when the context is opened. */
-
-struct host_layout {
-    char *base;
-    size_t unit;         /* bytes of one contiguous unit */
-    int64_t per_slice;   /* units per slice: h (rows) or 1 (slices / the whole image) */
-    size_t ustride;      /* bytes between the units of a slice */
-    size_t sstride;      /* bytes between slices */
-};
-
-static inline char *unit_ptr(const host_layout &L, int64_t u)
-{
-    const int64_t z = u / L.per_slice, r = u % L.per_slice;
-    return L.base + (size_t)z * L.sstride + (size_t)r * L.ustride;
-}
-
-/* Copy device-order bytes [a, b) of the view to (to_pin) or from the staging memory pin, which
- * holds byte a at pin[0]. */
-static void copy_range(const host_layout &L, char *pin, size_t a, size_t b, int to_pin, int stream)
-{
-    int64_t u = (int64_t)(a / L.unit);
-    size_t in = a % L.unit, off = a;
-    while (off < b) {
-        size_t n = L.unit - in;
-        if (n > b - off) n = b - off;
-        char *hp = unit_ptr(L, u) + in;
-        char *dst = to_pin ? pin + (off - a) : hp;
-        const char *src = to_pin ? hp : pin + (off - a);
-        if (stream)
-            iwpp_stream_copy(dst, src, n);
-        else
-            memcpy(dst, src, n);
-        off += n;
-        ++u;
-        in = 0;
-    }
-}
-
-/* copy_range over [a, b) split into nt parts of about equal size, one host thread each. */
-static void copy_range_par(const host_layout &L, char *pin, size_t a, size_t b, int to_pin, int nt, int stream)
-{
-    const size_t len = b - a, min_part = (size_t)256 << 10;
-    if (nt > 1 && len / (size_t)nt < min_part) nt = (int)(len / min_part);
-    if (nt <= 1) {
-        copy_range(L, pin, a, b, to_pin, stream);
-        return;
-    }
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static, 1)
-#endif
-    for (int t = 0; t < nt; ++t) {
-        const size_t s = a + (len * (size_t)t / (size_t)nt & ~(size_t)63);
-        const size_t e = t == nt - 1 ? b : a + (len * (size_t)(t + 1) / (size_t)nt & ~(size_t)63);
-        copy_range(L, pin + (s - a), s, e, to_pin, stream);
-    }
-}
 
 /* The staging settings (tuning keys cuda.stage_*), read before each large transfer: a change of
  * chunk size or ring length releases the ring (it is made again on first use). */
@@ -493,56 +439,11 @@ static iwpp_status stage_fail(iwpp_context *ctx, cudaError_t err, const char *wh
         if (e_ != cudaSuccess) return stage_fail((ctx), e_, (what)); \
     } while (0)
 
-/* Chunks of a staged transfer: C bytes each, except that a transfer of at least 4 C starts with
- * C/8, C/4, C/2 and ends with C/2, C/4, C/8. Nothing overlaps the first host copy (upload) or
- * the last one (download), so small chunks there shorten the pipeline's fill and drain. */
-struct chunk_plan {
-    size_t C, total, head, mid, m, n;
-};
-
-static chunk_plan chunk_plan_make(size_t total, size_t C)
-{
-    chunk_plan p;
-    p.C = C;
-    p.total = total;
-    if (total < 4 * C || C < 64) {
-        p.head = 0;
-        p.mid = total;
-        p.m = (total + C - 1) / C;
-        p.n = p.m;
-    } else {
-        p.head = C / 8 + C / 4 + C / 2;
-        p.mid = total - 2 * p.head;
-        p.m = (p.mid + C - 1) / C;
-        p.n = p.m + 6;
-    }
-    return p;
-}
-
-static void chunk_bounds(const chunk_plan &p, size_t k, size_t *a, size_t *b)
-{
-    const size_t ramp[3] = {p.C / 8, p.C / 4, p.C / 2};
-    if (p.head && k < 3) {
-        *a = 0;
-        for (size_t j = 0; j < k; ++j) *a += ramp[j];
-        *b = *a + ramp[k];
-    } else if (!p.head || k < 3 + p.m) {
-        const size_t j = p.head ? k - 3 : k;
-        *a = p.head + j * p.C;
-        *b = *a + p.C < p.head + p.mid ? *a + p.C : p.head + p.mid;
-    } else {
-        const size_t j = k - 3 - p.m;
-        *a = p.head + p.mid;
-        for (size_t i = 0; i < j; ++i) *a += ramp[2 - i];
-        *b = *a + ramp[2 - j];
-    }
-}
-
-static iwpp_status transfer_staged(iwpp_context *ctx, char *dev, const host_layout &L, size_t total, int to_device,
+static iwpp_status transfer_staged(iwpp_context *ctx, char *dev, const iwpp_host_layout &L, size_t total, int to_device,
                                    const char *what, const cu_gates *gates)
 {
     cuda_state *st = cu_state(ctx);
-    const chunk_plan plan = chunk_plan_make(total, st->stage_chunk);
+    const iwpp_chunk_plan plan = iwpp_chunk_plan_make(total, st->stage_chunk); /* native/hostcopy.c */
     const size_t nch = plan.n;
     const size_t NB = (size_t)st->stage_bufs;
     int nt = st->stage_threads;
@@ -553,9 +454,9 @@ static iwpp_status transfer_staged(iwpp_context *ctx, char *dev, const host_layo
         for (size_t k = 0; k < nch; ++k) {
             const int i = (int)(k % NB);
             size_t a, b;
-            chunk_bounds(plan, k, &a, &b);
+            iwpp_chunk_bounds(&plan, k, &a, &b);
             if (k >= NB) STAGE_TRY(ctx, cudaEventSynchronize(st->stage_ev[i]), what);
-            copy_range_par(L, buf[i], a, b, 1, nt, st->stage_stream);
+            iwpp_copy_range_par(&L, buf[i], a, b, 1, nt, st->stage_stream);
             STAGE_TRY(ctx, cudaMemcpyAsync(dev + a, buf[i], b - a, cudaMemcpyHostToDevice, st->stream), what);
             STAGE_TRY(ctx, cudaEventRecord(st->stage_ev[i], st->stream), what);
         }
@@ -570,7 +471,7 @@ static iwpp_status transfer_staged(iwpp_context *ctx, char *dev, const host_layo
             if (k < nch) {
                 const int i = (int)(k % NB);
                 size_t a, b;
-                chunk_bounds(plan, k, &a, &b);
+                iwpp_chunk_bounds(&plan, k, &a, &b);
                 if (gates) {
                     int g = waited < 0 ? 0 : waited;
                     while (g < gates->n - 1 && gates->end[g] < b) ++g;
@@ -584,9 +485,9 @@ static iwpp_status transfer_staged(iwpp_context *ctx, char *dev, const host_layo
                 const size_t j = k - lag;
                 const int i = (int)(j % NB);
                 size_t a, b;
-                chunk_bounds(plan, j, &a, &b);
+                iwpp_chunk_bounds(&plan, j, &a, &b);
                 STAGE_TRY(ctx, cudaEventSynchronize(st->stage_ev[i]), what);
-                copy_range_par(L, buf[i], a, b, 0, nt, st->stage_stream);
+                iwpp_copy_range_par(&L, buf[i], a, b, 0, nt, st->stage_stream);
             }
         }
     }
@@ -618,22 +519,7 @@ static iwpp_status transfer(iwpp_context *ctx, void *dev, const iwpp_image *im, 
     cudaGetLastError();
     if (!pinned) stage_config(st, ctx);
     if (!pinned && total >= st->stage_min && total > 0 && stage_ready(st)) {
-        host_layout L;
-        L.base = hbase;
-        L.sstride = (size_t)sz * es;
-        if (contiguous) {
-            L.unit = total;
-            L.per_slice = 1;
-            L.ustride = 0;
-        } else if (sy == w) {
-            L.unit = row * (size_t)h;
-            L.per_slice = 1;
-            L.ustride = 0;
-        } else {
-            L.unit = row;
-            L.per_slice = h;
-            L.ustride = (size_t)sy * es;
-        }
+        const iwpp_host_layout L = iwpp_host_layout_of(im);
         return transfer_staged(ctx, dbase, L, total, to_device, what, gates);
     }
     if (contiguous) {

@@ -202,6 +202,8 @@ typedef enum iwpp_tune_key {
     IWPP_TUNE_OCL_QUEUE_TQ,
     IWPP_TUNE_OCL_EDT_BANDS,
     IWPP_TUNE_OCL_PROFILE,
+    IWPP_TUNE_OCL_STAGE,
+    IWPP_TUNE_OCL_STAGE_CHUNK,
     IWPP_TUNE_COUNT
 } iwpp_tune_key;
 
@@ -256,6 +258,31 @@ size_t iwpp_tune_bytes(const iwpp_context *ctx, iwpp_tune_key k, size_t dflt, si
 /** memcpy for large staging copies (native/hostcopy.c): streaming stores where the CPU has
  *  them, so the destination is not read first; visible to other threads and DMA on return. */
 void iwpp_stream_copy(void *dst, const void *src, size_t n);
+
+/** A host view as a sequence of contiguous units (the whole image, slices or rows, whichever its
+ *  strides allow) that maps in order onto a contiguous device buffer (native/hostcopy.c): the
+ *  staging transfers of the GPU backends copy device-order byte ranges of it. */
+typedef struct iwpp_host_layout {
+    char *base;
+    size_t unit;       /* bytes of one contiguous unit */
+    int64_t per_slice; /* units per slice: h (rows) or 1 (slices / the whole image) */
+    size_t ustride;    /* bytes between the units of a slice */
+    size_t sstride;    /* bytes between slices */
+} iwpp_host_layout;
+iwpp_host_layout iwpp_host_layout_of(const iwpp_image *im);
+/** Copy device-order bytes [a, b) of the view to (@p to_pin) or from staging memory @p pin (byte a
+ *  at pin[0]) with up to @p nt host threads; @p stream: streaming stores (iwpp_stream_copy). */
+void iwpp_copy_range_par(const iwpp_host_layout *L, char *pin, size_t a, size_t b, int to_pin, int nt, int stream);
+
+/** The chunks of a staged transfer of @p total bytes through buffers of C bytes: C each, except
+ *  that a transfer of at least 4 C starts with C/8, C/4, C/2 and ends with C/2, C/4, C/8 (nothing
+ *  overlaps the first host copy of an upload or the last of a download, so small chunks there
+ *  shorten the pipeline's fill and drain). n chunks; iwpp_chunk_bounds gives chunk k's [a, b). */
+typedef struct iwpp_chunk_plan {
+    size_t C, total, head, mid, m, n;
+} iwpp_chunk_plan;
+iwpp_chunk_plan iwpp_chunk_plan_make(size_t total, size_t C);
+void iwpp_chunk_bounds(const iwpp_chunk_plan *p, size_t k, size_t *a, size_t *b);
 
 /** Bits of "pixel != 0" (native/hostcopy.c) for @p n pixels of @p type (U8, U16 or F32) at
  *  @p src: pixel 8k+j at bit j of byte k, ceil(n/8) bytes; unused bits of the last byte are 0. */

@@ -1,5 +1,6 @@
 /*
- * hostcopy.c - large host memory copies for staging (pinned <-> ordinary memory).
+ * hostcopy.c - large host memory copies for staging (pinned <-> ordinary memory), and the
+ * layout and chunking that CUDA's and OpenCL's staged transfers share.
  *
  * A plain memcpy of a few MiB per thread writes with ordinary stores: each destination line is
  * first read into the cache (read-for-ownership), so a copy moves three bytes over the memory
@@ -49,6 +50,112 @@ void iwpp_stream_copy(void *dst, const void *src, size_t n)
 #else
     memcpy(dst, src, n);
 #endif
+}
+
+iwpp_host_layout iwpp_host_layout_of(const iwpp_image *im)
+{
+    const size_t es = iwpp_type_size(im->type);
+    const int64_t w = im->width, h = im->height, d = im->depth;
+    const int64_t sy = im->stride_y ? im->stride_y : w;
+    const int64_t sz = im->stride_z ? im->stride_z : sy * h;
+    const size_t row = (size_t)w * es;
+    iwpp_host_layout L;
+    L.base = (char *)im->data;
+    L.sstride = (size_t)sz * es;
+    L.per_slice = 1;
+    L.ustride = 0;
+    if (sy == w && (d == 1 || sz == w * h))
+        L.unit = row * (size_t)h * (size_t)d;
+    else if (sy == w)
+        L.unit = row * (size_t)h;
+    else {
+        L.unit = row;
+        L.per_slice = h;
+        L.ustride = (size_t)sy * es;
+    }
+    return L;
+}
+
+static char *unit_ptr(const iwpp_host_layout *L, int64_t u)
+{
+    const int64_t z = u / L->per_slice, r = u % L->per_slice;
+    return L->base + (size_t)z * L->sstride + (size_t)r * L->ustride;
+}
+
+static void copy_range(const iwpp_host_layout *L, char *pin, size_t a, size_t b, int to_pin, int stream)
+{
+    int64_t u = (int64_t)(a / L->unit);
+    size_t in = a % L->unit, off = a;
+    while (off < b) {
+        size_t n = L->unit - in;
+        if (n > b - off) n = b - off;
+        char *hp = unit_ptr(L, u) + in;
+        char *dst = to_pin ? pin + (off - a) : hp;
+        const char *src = to_pin ? hp : pin + (off - a);
+        if (stream)
+            iwpp_stream_copy(dst, src, n);
+        else
+            memcpy(dst, src, n);
+        off += n;
+        ++u;
+        in = 0;
+    }
+}
+
+void iwpp_copy_range_par(const iwpp_host_layout *L, char *pin, size_t a, size_t b, int to_pin, int nt, int stream)
+{
+    const size_t len = b - a, min_part = (size_t)256 << 10; /* parts of at least 256 KiB */
+    if (nt > 1 && len / (size_t)nt < min_part) nt = (int)(len / min_part);
+    if (nt <= 1) {
+        copy_range(L, pin, a, b, to_pin, stream);
+        return;
+    }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+#endif
+    for (int t = 0; t < nt; ++t) {
+        const size_t s = a + (len * (size_t)t / (size_t)nt & ~(size_t)63);
+        const size_t e = t == nt - 1 ? b : a + (len * (size_t)(t + 1) / (size_t)nt & ~(size_t)63);
+        copy_range(L, pin + (s - a), s, e, to_pin, stream);
+    }
+}
+
+iwpp_chunk_plan iwpp_chunk_plan_make(size_t total, size_t C)
+{
+    iwpp_chunk_plan p;
+    p.C = C;
+    p.total = total;
+    if (total < 4 * C || C < 64) {
+        p.head = 0;
+        p.mid = total;
+        p.m = (total + C - 1) / C;
+        p.n = p.m;
+    } else {
+        p.head = C / 8 + C / 4 + C / 2;
+        p.mid = total - 2 * p.head;
+        p.m = (p.mid + C - 1) / C;
+        p.n = p.m + 6;
+    }
+    return p;
+}
+
+void iwpp_chunk_bounds(const iwpp_chunk_plan *p, size_t k, size_t *a, size_t *b)
+{
+    const size_t ramp[3] = {p->C / 8, p->C / 4, p->C / 2};
+    if (p->head && k < 3) {
+        *a = 0;
+        for (size_t j = 0; j < k; ++j) *a += ramp[j];
+        *b = *a + ramp[k];
+    } else if (!p->head || k < 3 + p->m) {
+        const size_t j = p->head ? k - 3 : k;
+        *a = p->head + j * p->C;
+        *b = *a + p->C < p->head + p->mid ? *a + p->C : p->head + p->mid;
+    } else {
+        const size_t j = k - 3 - p->m;
+        *a = p->head + p->mid;
+        for (size_t i = 0; i < j; ++i) *a += ramp[2 - i];
+        *b = *a + ramp[2 - j];
+    }
 }
 
 /* Bits of "pixel != 0" for n pixels of one type, eight to a byte, pixel 8k+j at bit j of byte k;

@@ -56,7 +56,9 @@
     X(clReleaseEvent)                                                                              \
     X(clGetEventProfilingInfo)                                                                     \
     X(clGetKernelInfo)                                                                             \
-    X(clEnqueueMarkerWithWaitList)
+    X(clEnqueueMarkerWithWaitList)                                                                 \
+    X(clEnqueueMapBuffer)                                                                          \
+    X(clEnqueueUnmapMemObject)
 
 typedef struct iwpp_ocl_api {
 #define IWPP_OCL_MEMBER(name) __typeof__(name) *name;

@@ -17,6 +17,10 @@ enum {
 #define IWPP_OCL_MAX_KERNELS 24
 #define IWPP_OCL_NSCRATCH 8 /* work buffers kept between calls (iwpp_ocl_scratch) */
 #define IWPP_OCL_NPOOL 4     /* freed image buffers kept for the next call's images (ocl_buf_alloc) */
+#define IWPP_OCL_STAGE_BUFS 4                    /* page-locked staging buffers (as CUDA's) */
+#define IWPP_OCL_STAGE_CHUNK ((size_t)16 << 20) /* bytes each (ocl.stage_chunk) */
+#define IWPP_OCL_STAGE_MIN ((size_t)2 << 20)    /* smaller transfers go straight (ocl.stage) */
+#define IWPP_OCL_STAGE_THREADS 16               /* host threads packing a chunk, at most the context's */
 
 typedef struct iwpp_ocl_program {
     cl_program prog; /* the process-wide program (one reference held here) */
@@ -57,6 +61,10 @@ typedef struct iwpp_ocl {
     size_t scratch_bytes[IWPP_OCL_NSCRATCH];
     cl_mem pool[IWPP_OCL_NPOOL]; /* oldest first */
     size_t pool_bytes[IWPP_OCL_NPOOL];
+    int stage_state; /* 0: not made yet, 1: ready, -1: could not be made */
+    size_t stage_chunk;
+    cl_mem stage_mem[IWPP_OCL_STAGE_BUFS];
+    void *stage_ptr[IWPP_OCL_STAGE_BUFS]; /* mapped for the context's lifetime */
 } iwpp_ocl;
 
 static inline iwpp_ocl *iwpp_ocl_state(iwpp_context *ctx) { return (iwpp_ocl *)ctx->backend_state; }

@@ -549,6 +549,35 @@ static void test_buffer_reuse(void **state)
     assert_int_equal(fails, 0);
 }
 
+/* Staged transfers (cuda/device.cu, opencl/backend.c) forced for every size, with chunks of 4 KiB:
+ * hundreds of chunks, the short ones at both ends, views with padded rows and slices. */
+static void test_staged_transfers(void **state)
+{
+    (void)state;
+    if (g_backend == IWPP_BACKEND_CPU) skip();
+    harness_tune("ocl.stage", "0");
+    harness_tune("ocl.stage_chunk", "4K");
+    harness_tune("cuda.stage_min", "0");
+    harness_tune("cuda.stage_chunk", "4K");
+    static const odims sizes[] = {{700, 300, 1}, {129, 67, 5}, {1, 1, 1}};
+    trng r;
+    trng_seed(&r, 5150);
+    int fails = 0;
+    for (int i = 0; i < 3; ++i)
+        for (int64_t pad = 0; pad <= 3; pad += 3) {
+            double *b = vol_alloc(sizes[i]);
+            gen_binary(&r, sizes[i], 0.99, 1.0, b);
+            ecase c = {IWPP_U8, sizes[i], b, NULL, 1, 0, pad, pad, "staged transfers, 4 KiB chunks", 5150 + (uint64_t)i};
+            fails += run_case(&c);
+            free(b);
+        }
+    harness_tune("ocl.stage", NULL);
+    harness_tune("ocl.stage_chunk", NULL);
+    harness_tune("cuda.stage_min", NULL);
+    harness_tune("cuda.stage_chunk", NULL);
+    assert_int_equal(fails, 0);
+}
+
 static float site_distance(int64_t a, int64_t b, odims d, const double sp[3])
 {
     const double tx = (double)(a % d.w - b % d.w) * sp[0];
@@ -724,6 +753,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_banded_paths), cmocka_unit_test(test_lines_path),
         cmocka_unit_test(test_colbands),   cmocka_unit_test(test_buffer_reuse),
         cmocka_unit_test(test_danielsson_phases),
+        cmocka_unit_test(test_staged_transfers),
     };
     int failed = HARNESS_RUN("edt", tests);
     harness_fini();

@@ -214,7 +214,9 @@ IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t b
  *   compute unit; GPUs 4, CPU devices 2), ocl.queue_tq (private queue entries per work-item;
  *   GPUs 8, CPU devices 32), ocl.edt_bands (as cuda.edt_bands), ocl.profile (1: time every
  *   kernel with OpenCL's profiling events, waiting for each, and print the sums per kernel name
- *   to stderr when the context is destroyed; for benchmarks only).
+ *   to stderr when the context is destroyed; for benchmarks only), ocl.stage (transfers of at
+ *   least this many bytes go through page-locked staging buffers; GPUs 2M, CPU devices "off"),
+ *   ocl.stage_chunk (bytes of each of the four staging buffers; default 16M).
  * A new context takes each key from the environment variable IWPP_<KEY> (upper case, '.' as
  * '_': cuda.stage_chunk <- IWPP_CUDA_STAGE_CHUNK); the library reads the environment nowhere
  * else. Tile workers take their caller's settings. Unknown keys and values longer than 31
