@@ -655,17 +655,7 @@ iwpp_status cu_upload_nonzero(iwpp_context *ctx, uint8_t *dev_u8, const iwpp_ima
         }
         uint8_t *pin = (uint8_t *)st->stage[i];
         const size_t len = e1 - e0;
-        int parts = (int)(len / ((size_t)256 << 10)); /* at least 256 Ki pixels a thread */
-        if (parts > nt) parts = nt;
-        if (parts < 1) parts = 1;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(parts) schedule(static, 1) if (parts > 1)
-#endif
-        for (int t = 0; t < parts; ++t) {
-            const size_t a = len * (size_t)t / (size_t)parts & ~(size_t)127;
-            const size_t b = t == parts - 1 ? len : len * (size_t)(t + 1) / (size_t)parts & ~(size_t)127;
-            iwpp_pack_nonzero(src + (e0 + a) * es, im->type, b - a, pin + a / 8);
-        }
+        iwpp_pack_nonzero_par(src + e0 * es, im->type, len, pin, nt);
         cudaError_t ce = cudaMemcpyAsync((char *)bits.ptr + e0 / 8, pin, (len + 7) / 8, cudaMemcpyHostToDevice, st->stream);
         if (ce == cudaSuccess) ce = cudaEventRecord(st->stage_ev[i], st->stream);
         if (ce != cudaSuccess) s = stage_fail(ctx, ce, what);

@@ -287,6 +287,8 @@ void iwpp_chunk_bounds(const iwpp_chunk_plan *p, size_t k, size_t *a, size_t *b)
 /** Bits of "pixel != 0" (native/hostcopy.c) for @p n pixels of @p type (U8, U16 or F32) at
  *  @p src: pixel 8k+j at bit j of byte k, ceil(n/8) bytes; unused bits of the last byte are 0. */
 void iwpp_pack_nonzero(const void *src, iwpp_type type, size_t n, uint8_t *bits);
+/** iwpp_pack_nonzero with up to @p nt host threads (OpenMP; parts of at least 256 Ki pixels). */
+void iwpp_pack_nonzero_par(const void *src, iwpp_type type, size_t n, uint8_t *bits, int nt);
 
 /** Monotonic clock in milliseconds. */
 double iwpp_now_ms(void);

@@ -207,3 +207,20 @@ void iwpp_pack_nonzero(const void *src, iwpp_type type, size_t n, uint8_t *bits)
         bits[i / 8] = (uint8_t)m;
     }
 }
+
+void iwpp_pack_nonzero_par(const void *src, iwpp_type type, size_t n, uint8_t *bits, int nt)
+{
+    int parts = (int)(n / ((size_t)256 << 10)); /* at least 256 Ki pixels a thread */
+    if (parts > nt) parts = nt;
+    if (parts < 1) parts = 1;
+    const size_t es = iwpp_type_size(type);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(parts) schedule(static, 1) if (parts > 1)
+#endif
+    for (int t = 0; t < parts; ++t) {
+        /* part boundaries on multiples of 128 pixels: whole bytes of bits, whole 16-pixel groups */
+        const size_t a = n * (size_t)t / (size_t)parts & ~(size_t)127;
+        const size_t b = t == parts - 1 ? n : n * (size_t)(t + 1) / (size_t)parts & ~(size_t)127;
+        iwpp_pack_nonzero((const char *)src + a * es, type, b - a, bits + a / 8);
+    }
+}

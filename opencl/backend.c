@@ -914,6 +914,47 @@ static cl_int transfer_staged(iwpp_context *ctx, cl_mem dev, size_t off, const i
     return err;
 }
 
+/* The exact EDT reads only "pixel != 0", so its input goes up as bits (an eighth of a U8 image's
+ * bytes, a 32nd of an F32 one): host threads pack chunks of E pixels into the staging buffers
+ * (iwpp_pack_nonzero), the DMA engine moves them into @p bits, and edt_bits_expand writes U8 0/1
+ * into @p out (as CUDA's cu_upload_nonzero). @p im: a contiguous view. */
+static iwpp_status upload_nonzero(iwpp_context *ctx, cl_mem bits, cl_mem out, const iwpp_image *im)
+{
+    iwpp_ocl *s = iwpp_ocl_state(ctx);
+    cl_kernel kx;
+    iwpp_status rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, IWPP_U8, "edt_bits_expand", &kx);
+    if (rs != IWPP_OK) return rs;
+    const size_t n = (size_t)(im->width * im->height * im->depth), es = iwpp_type_size(im->type);
+    size_t E = s->stage_chunk * 8; /* pixels a chunk: E / 8 bytes of bits fill at most a buffer */
+    if (E > ((size_t)4 << 20)) E = (size_t)4 << 20;
+    E &= ~(size_t)1023;
+    if (E < 1024) E = 1024;
+    int nt = iwpp_cpu_threads(ctx);
+    if (nt > IWPP_OCL_STAGE_THREADS) nt = IWPP_OCL_STAGE_THREADS;
+    const char *src = (const char *)im->data;
+    cl_event ev[IWPP_OCL_STAGE_BUFS] = {NULL};
+    cl_int err = CL_SUCCESS;
+    for (size_t k = 0, e0 = 0; e0 < n && err == CL_SUCCESS; ++k, e0 += E) {
+        const size_t i = k % IWPP_OCL_STAGE_BUFS, len = e0 + E < n ? E : n - e0;
+        if ((err = stage_wait(s, &ev[i])) != CL_SUCCESS) break;
+        uint8_t *pin = (uint8_t *)s->stage_ptr[i];
+        iwpp_pack_nonzero_par(src + e0 * es, im->type, len, pin, nt);
+        err = s->api->clEnqueueWriteBuffer(s->queue, bits, CL_FALSE, e0 / 8, (len + 7) / 8, pin, 0, NULL, &ev[i]);
+        if (err == CL_SUCCESS) err = s->api->clFlush(s->queue);
+    }
+    for (size_t i = 0; i < IWPP_OCL_STAGE_BUFS; ++i) { /* the buffers are free again on return */
+        const cl_int e = stage_wait(s, &ev[i]);
+        if (err == CL_SUCCESS) err = e;
+    }
+    iwpp_kargs a = iwpp_kargs_of(s, kx);
+    ka_mem(&a, bits);
+    ka_mem(&a, out);
+    ka_ulong(&a, (cl_ulong)n);
+    if (err == CL_SUCCESS) err = a.err;
+    if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, kx, (n + 7) / 8, 0);
+    return err == CL_SUCCESS ? IWPP_OK : iwpp_ocl_fail(ctx, err, "copying an image to the device");
+}
+
 static iwpp_status ocl_upload(iwpp_context *ctx, iwpp_buf *dst, const iwpp_image *src)
 {
     iwpp_ocl *s = iwpp_ocl_state(ctx);
@@ -967,6 +1008,49 @@ static iwpp_status ocl_download_rows(iwpp_context *ctx, const iwpp_buf *src, int
     }
     if (err != CL_SUCCESS) return iwpp_ocl_fail(ctx, err, "copying image rows from the device");
     return IWPP_OK;
+}
+
+/* The whole exact EDT from the caller's views (ops->edt_views): the generic path (dispatch.c)
+ * except that the input goes up as bits (upload_nonzero) where it is staged. IWPP_EUNSUPPORTED
+ * without a message: the generic path runs instead. */
+static iwpp_status ocl_edt_views(iwpp_context *ctx, const iwpp_image *binary, iwpp_edt_method method,
+                                 const double sp[3], iwpp_image *dist_out, iwpp_image *nearest_out)
+{
+    const size_t n = (size_t)(binary->width * binary->height * binary->depth);
+    size_t row, slice;
+    if (method != IWPP_EDT_EXACT || !view_pitches(binary, iwpp_type_size(binary->type), &row, &slice) ||
+        !use_staging(ctx, n * iwpp_type_size(binary->type)))
+        return IWPP_EUNSUPPORTED;
+    iwpp_buf bits, in, dist, near;
+    memset(&bits, 0, sizeof bits);
+    bits.type = IWPP_U8, bits.w = (int64_t)((n + 7) / 8), bits.h = 1, bits.d = 1;
+    in = bits;
+    in.w = binary->width, in.h = binary->height, in.d = binary->depth;
+    dist = in, near = in;
+    dist.type = IWPP_F32, near.type = IWPP_I64;
+    iwpp_status rs = ocl_buf_alloc(ctx, &bits);
+    if (rs != IWPP_OK) return rs;
+    if ((rs = ocl_buf_alloc(ctx, &in)) == IWPP_OK) {
+        rs = upload_nonzero(ctx, (cl_mem)bits.ptr, (cl_mem)in.ptr, binary);
+        ocl_buf_free(ctx, &bits); /* the expansion is queued before any later use of the memory */
+        if (rs == IWPP_OK && (rs = ocl_buf_alloc(ctx, &dist)) == IWPP_OK) {
+            if (!nearest_out || (rs = ocl_buf_alloc(ctx, &near)) == IWPP_OK) {
+                rs = iwpp_ocl_edt(ctx, &in, method, sp, &dist, nearest_out ? &near : NULL);
+                if (rs == IWPP_OK) rs = ocl_download(ctx, &dist, dist_out);
+                if (rs == IWPP_OK && nearest_out) rs = ocl_download(ctx, &near, nearest_out);
+                if (nearest_out) ocl_buf_free(ctx, &near);
+            }
+            ocl_buf_free(ctx, &dist);
+        }
+        ocl_buf_free(ctx, &in);
+    } else {
+        ocl_buf_free(ctx, &bits);
+    }
+    if (rs == IWPP_OK) {
+        const size_t l = strlen(ctx->stats.variant);
+        snprintf(ctx->stats.variant + l, sizeof ctx->stats.variant - l, "/bits");
+    }
+    return rs;
 }
 
 /* OpenCL has no query of free memory: the device's global memory, less a tenth for other
@@ -1069,6 +1153,14 @@ static iwpp_status g_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_met
     iwpp_signals_leave();
     return r;
 }
+static iwpp_status g_edt_views(iwpp_context *ctx, const iwpp_image *binary, iwpp_edt_method method,
+                               const double spacing[3], iwpp_image *dist_out, iwpp_image *nearest_out)
+{
+    iwpp_signals_enter();
+    iwpp_status r = ocl_edt_views(ctx, binary, method, spacing, dist_out, nearest_out);
+    iwpp_signals_leave();
+    return r;
+}
 static iwpp_status g_pointwise(iwpp_context *ctx, iwpp_pw_op op, iwpp_buf *dst, const iwpp_buf *a,
                                const iwpp_buf *b, double s)
 {
@@ -1125,6 +1217,7 @@ const iwpp_backend_ops iwpp_opencl_backend = {
     .download_rows = g_download_rows,
     .reconstruct = g_reconstruct,
     .edt = g_edt,
+    .edt_views = g_edt_views,
     .pointwise = g_pointwise,
     .morph_unit = g_morph_unit,
     .wrap = NULL,

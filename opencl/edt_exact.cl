@@ -41,6 +41,22 @@
  * CPU's sweeps), or NO_SITE. Work-item t: line t % len, segment t / len of SEG planes.
  * fl[t] = (first, last) background plane of the segment, NO_SITE if none.
  */
+/* The input sent as bits of "!= 0" (backend.c's upload_nonzero: pixel 8k+j at bit j of byte k)
+ * as one uchar 0/1 per pixel: the transform reads nothing else. */
+__kernel void edt_bits_expand(__global const uchar *bits, __global uchar *out, ulong n)
+{
+    const ulong k = get_global_id(0);
+    if (8 * k >= n) return;
+    const uint m = bits[k];
+    if (8 * k + 8 <= n) {
+        vstore8((uchar8)((uchar)(m & 1u), (uchar)(m >> 1 & 1u), (uchar)(m >> 2 & 1u), (uchar)(m >> 3 & 1u),
+                         (uchar)(m >> 4 & 1u), (uchar)(m >> 5 & 1u), (uchar)(m >> 6 & 1u), (uchar)(m >> 7 & 1u)),
+                0, out + 8 * k);
+        return;
+    }
+    for (ulong j = 0; 8 * k + j < n; ++j) out[8 * k + j] = (uchar)(m >> j & 1u);
+}
+
 __kernel void edt_pass_a1(__global const pix_t *in, __global int2 *fl, uint len, int count,
                           int SEG, uint nseg)
 {

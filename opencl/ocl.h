@@ -14,7 +14,7 @@ enum {
     IWPP_OCL_NPROG = 3
 };
 #define IWPP_OCL_NTYPES 4 /* indexed by iwpp_type (U8, U16, F32; I64 unused) */
-#define IWPP_OCL_MAX_KERNELS 24
+#define IWPP_OCL_MAX_KERNELS 48
 #define IWPP_OCL_NSCRATCH 8 /* work buffers kept between calls (iwpp_ocl_scratch) */
 #define IWPP_OCL_NPOOL 4     /* freed image buffers kept for the next call's images (ocl_buf_alloc) */
 #define IWPP_OCL_STAGE_BUFS 4                    /* page-locked staging buffers (as CUDA's) */
