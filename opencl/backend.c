@@ -814,10 +814,9 @@ static cl_int rect_copy(iwpp_ocl *s, int write, cl_mem buf, const iwpp_buf *b, v
  * fraction of the link's rate (H100: 38.6 ms for the 8192^2 exact EDT's whole call, 1.3 ms of it
  * computing). Transfers of ocl.stage bytes and more (default 2 MiB on GPUs, off on CPU devices,
  * where host memory is the device's) go through the context's IWPP_OCL_STAGE_BUFS buffers of
- * ocl.stage_chunk bytes (16 MiB) made
- * with CL_MEM_ALLOC_HOST_PTR (page-locked on NVIDIA's and AMD's drivers) and mapped once: host
- * threads pack chunk k+1 while the DMA engine moves chunk k, as CUDA's staging (cuda/device.cu;
- * the chunk plan and the host copies are native/hostcopy.c's).
+ * ocl.stage_chunk bytes (16 MiB) made with CL_MEM_ALLOC_HOST_PTR (page-locked on NVIDIA's and
+ * AMD's drivers) and mapped once: host threads pack chunk k+1 while the DMA engine moves chunk k,
+ * as CUDA's staging (cuda/device.cu; the chunk plan and the host copies are native/hostcopy.c's).
  */
 static void stage_release(iwpp_ocl *s)
 {
