@@ -204,6 +204,7 @@ typedef enum iwpp_tune_key {
     IWPP_TUNE_OCL_PROFILE,
     IWPP_TUNE_OCL_STAGE,
     IWPP_TUNE_OCL_STAGE_CHUNK,
+    IWPP_TUNE_OCL_DAN_LINEAR,
     IWPP_TUNE_COUNT
 } iwpp_tune_key;
 

@@ -43,12 +43,13 @@ static int bits_for(int64_t v)
     return b;
 }
 
-/* Packed sites where x, y, z fit in 31 bits (sy > 0), else linear indices (sy = 0). */
-static void dan_packing(dan_call *c)
+/* Packed sites where x, y, z fit in 31 bits (sy > 0), else linear indices (sy = 0; also with
+ * ocl.dan_linear=1, so that tests reach that path without images of 2^31 pixels). */
+static void dan_packing(const iwpp_context *ctx, dan_call *c)
 {
     const int bx = bits_for(c->w - 1) > 0 ? bits_for(c->w - 1) : 1, by = bits_for(c->h - 1), bz = bits_for(c->d - 1);
     c->sy = c->sz = 0;
-    if (bx + by + bz <= 31) c->sy = bx, c->sz = bx + by;
+    if (bx + by + bz <= 31 && !iwpp_tune_int(ctx, IWPP_TUNE_OCL_DAN_LINEAR, 0, 0, 1)) c->sy = bx, c->sz = bx + by;
 }
 
 static iwpp_status dan_alloc(iwpp_context *ctx, const iwpp_buf *bin, dan_call *c)
@@ -237,7 +238,7 @@ iwpp_status iwpp_ocl_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, cons
     c.s = iwpp_ocl_state(ctx);
     c.w = (cl_int)bin->w, c.h = (cl_int)bin->h, c.d = (cl_int)bin->d, c.n = (cl_uint)iwpp_buf_count(bin);
     c.hx = sp[0], c.hy = sp[1], c.hz = sp[2];
-    dan_packing(&c);
+    dan_packing(ctx, &c);
     /* a fixed group size on CPU devices: PoCL compiles a kernel once per group size, and the
      * runtime's choice follows the (per-round) global size */
     const size_t lg = c.s->is_gpu ? 0 : 64;

@@ -711,6 +711,11 @@ static void test_danielsson_phases(void **state)
         dan_switch(runs[r].switch_at);
         fails += random_cases(1700 + 100 * (uint64_t)r, sizes, sizeof sizes / sizeof sizes[0]);
     }
+    /* OpenCL: sites as linear indices (images of 2^31 pixels and more), queues from the start */
+    harness_tune("ocl.dan_linear", "1");
+    dan_switch("0");
+    fails += random_cases(2700, sizes, sizeof sizes / sizeof sizes[0]);
+    harness_tune("ocl.dan_linear", NULL);
     for (int i = 0; i < g_ncfg; ++i) assert_int_equal(iwpp_context_set_queue_capacity(g_cfg[i].ctx, 16), IWPP_OK);
     /* one background pixel in a corner, queues of 16 items: the re-seeding must run. On OpenCL
      * from the work-group queues. On CUDA from the global rounds, whose lists then hold 16 items
