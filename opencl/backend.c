@@ -965,7 +965,7 @@ static iwpp_status ocl_upload(iwpp_context *ctx, iwpp_buf *dst, const iwpp_image
         err = transfer_staged(ctx, (cl_mem)dst->ptr, 0, &L, total, 1);
     } else if (view_pitches(src, es, &row, &slice))
         err = s->api->clEnqueueWriteBuffer(s->queue, (cl_mem)dst->ptr, CL_TRUE, 0,
-                                           (size_t)iwpp_buf_count(dst) * es, src->data, 0, NULL, NULL);
+                                           total, src->data, 0, NULL, NULL);
     else
         err = rect_copy(s, 1, (cl_mem)dst->ptr, dst, src->data, row, slice);
     if (err != CL_SUCCESS) return iwpp_ocl_fail(ctx, err, "copying an image to the device");
@@ -983,7 +983,7 @@ static iwpp_status ocl_download(iwpp_context *ctx, const iwpp_buf *src, iwpp_ima
         err = transfer_staged(ctx, (cl_mem)src->ptr, 0, &L, total, 0);
     } else if (view_pitches(dst, es, &row, &slice))
         err = s->api->clEnqueueReadBuffer(s->queue, (cl_mem)src->ptr, CL_TRUE, 0,
-                                          (size_t)iwpp_buf_count(src) * es, dst->data, 0, NULL, NULL);
+                                          total, dst->data, 0, NULL, NULL);
     else
         err = rect_copy(s, 0, (cl_mem)src->ptr, src, dst->data, row, slice);
     if (err != CL_SUCCESS) return iwpp_ocl_fail(ctx, err, "copying an image from the device");
