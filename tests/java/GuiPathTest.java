@@ -250,6 +250,12 @@ public class GuiPathTest {
                 Thread.sleep(100);
         }
         assertNotNull("the dialog of " + cmd + " did not show", gd);
+        /* Dialog.show() makes the dialog visible before it creates its modal loop; a dispose() in between
+           finds no loop to end, and show() then blocks for ever (java.awt.Dialog: secondaryLoop is still
+           null). Press OK only once the showing thread is inside the loop (bounded: no timing check). */
+        for (int i = 0; i < 1200 && !inModalLoop(); i++)
+            Thread.sleep(100);
+        assertTrue("the dialog of " + cmd + " never entered its modal loop", inModalLoop());
         final GenericDialog dialog = gd;
         EventQueue.invokeAndWait(new Runnable() {
             @Override
@@ -267,6 +273,20 @@ public class GuiPathTest {
             Thread.sleep(100);
         assertFalse(cmd + ": nothing was recorded after OK", recorded().equals(before));
         assertTrue(cmd + ": no result image", WindowManager.getImageCount() > images);
+    }
+
+    /** Whether a thread is blocked in a modal dialog's show(), past the point where dispose() can end it. */
+    static boolean inModalLoop() {
+        for (StackTraceElement[] stack : Thread.getAllStackTraces().values()) {
+            boolean entered = false;
+            for (StackTraceElement f : stack) {
+                if (f.getClassName().equals("java.awt.WaitDispatchSupport") && f.getMethodName().equals("enter"))
+                    entered = true;
+                else if (entered && f.getClassName().equals("java.awt.Dialog") && f.getMethodName().equals("show"))
+                    return true;
+            }
+        }
+        return false;
     }
 
     @Test
