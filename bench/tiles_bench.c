@@ -2,7 +2,8 @@
  * tiles_bench.c - whole calls from host memory, in memory and through the tile scheduler.
  *
  * For each size: a tissue image (U8, the benchmark's synthetic texture) as mask, mask - h as
- * marker; then, timed as a whole call (host arrays in ordinary memory, transfers included):
+ * marker (--marker corner: one seed in the image's last corner instead, whose flood every tile
+ * but the last must take in a re-run: the scheduler's worst case); then, timed as a whole call (host arrays in ordinary memory, transfers included):
  *   - the in-memory reconstruction on the chosen backend (the reference result);
  *   - the same with each --limits budget (tiles forced when the working set exceeds it);
  *   - the same with each --workers list (several workers on one image);
@@ -220,6 +221,7 @@ int main(int argc, char **argv)
     char sizes[256] = "8192", limits[256] = "", workers[512] = "", stages[256] = "";
     int bw = 1;
     int reps = 3, device = 0, do_edt = 0, edt_only = 0;
+    const char *marker_kind = "tissue";
     uint64_t wlimit = 0; /* budget of the --workers runs */
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -230,6 +232,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--reps") && v) reps = atoi(v), ++i;
         else if (!strcmp(a, "--wlimit") && v) wlimit = parse_bytes(v), ++i;
         else if (!strcmp(a, "--device") && v) device = atoi(v), ++i;
+        else if (!strcmp(a, "--marker") && v && (!strcmp(v, "tissue") || !strcmp(v, "corner"))) marker_kind = v, ++i;
         else if (!strcmp(a, "--stage") && v) snprintf(stages, sizeof stages, "%s", v), ++i;
         else if (!strcmp(a, "--no-bandwidth")) bw = 0;
         else if (!strcmp(a, "--edt")) do_edt = 1;
@@ -240,7 +243,7 @@ int main(int argc, char **argv)
                     "                   [--workers \"gpu*2;gpu,cpu*8\"] (lists separated by ';')\n"
                     "                   [--edt-only] [--wlimit BYTES (budget of the --workers runs)] [--reps N] [--device D] [--edt]\n"
                     "                   [--stage \"threads,chunk,buffers,nt;...\"] (CUDA staging of extra in-memory runs; nt: 1 streaming stores, 0 memcpy)\n"
-                    "                   [--no-bandwidth]\n");
+                    "                   [--no-bandwidth] [--marker tissue|corner]\n");
             return 1;
         }
     }
@@ -268,10 +271,17 @@ int main(int argc, char **argv)
         double g0 = synth_now_ms();
         if (!edt_only) {
             synth_tissue(mask, IWPP_U8, n, n, 1, 1);
-            synth_sub_sat(marker, mask, IWPP_U8, px, 40);
+            if (!strcmp(marker_kind, "corner")) {
+                /* one seed in the last corner the tiles' first runs reach: the flood crosses every tile */
+                memset(marker, 0, (size_t)px);
+                marker[px - 1] = mask[px - 1] = 255;
+            } else {
+                synth_sub_sat(marker, mask, IWPP_U8, px, 40);
+            }
         }
-        printf("\n== %lldx%lld U8 tissue, 8-connected reconstruction by dilation, %s (inputs made in %.1f s)\n",
-               (long long)n, (long long)n, backend, (synth_now_ms() - g0) / 1000);
+        printf("\n== %lldx%lld U8 tissue, marker %s, 8-connected reconstruction by dilation, %s (inputs made in %.1f s)\n",
+               (long long)n, (long long)n, !strcmp(marker_kind, "corner") ? "a seed in the last corner" : "mask - 40",
+               backend, (synth_now_ms() - g0) / 1000);
         printf("  %-28s %10s %10s %8s %7s %7s %9s %9s  %s\n", "case", "whole_ms", "compute", "ratio", "tiles",
                "rounds", "GB_up", "GB_down", "variant / check");
         run_cfg cfgs[40];

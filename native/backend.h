@@ -205,6 +205,7 @@ typedef enum iwpp_tune_key {
     IWPP_TUNE_OCL_STAGE,
     IWPP_TUNE_OCL_STAGE_CHUNK,
     IWPP_TUNE_OCL_DAN_LINEAR,
+    IWPP_TUNE_TILES_RERUN_POPS,
     IWPP_TUNE_COUNT
 } iwpp_tune_key;
 

@@ -287,11 +287,20 @@ typedef struct sched {
        made each re-run pop cost 0.2 -> 0.7 us with 3 -> 7 workers on the H100.) */
     pthread_mutex_t *tl;
     int tl_made;
-    /* queued tiles: [0] never run yet (a device's work), [1] to run again (host queue work);
+    /* queued tiles: [0] full runs: never run yet, or handed over by a long re-run (a device's
+       work), [1] to run again (host queue work);
        FIFOs of capacity g.n (a tile is queued at most once) */
     int64_t *ring[2];
     int64_t qhead[2], qcount[2];
     int gpu_workers;    /* > 0: CPU workers leave first runs to the devices */
+    /* re-runs that grow long go to the backend's whole reconstruction (rerun_on_host): per tile,
+       whether its next run is such a full run; the time and region pixels of full runs so far
+       (of the devices', when there are devices), whose ratio prices a full run; tiles.rerun_pops
+       (tests: a re-run gives up after that many pops; < 0: never) */
+    unsigned char *full;
+    double full_ms, full_px;
+    int64_t pop_cap;
+    int64_t full_reruns; /* re-runs that gave up for a full run */
     int running;
     int stop;           /* error or cancel: workers leave */
     iwpp_status st;
@@ -338,7 +347,7 @@ static void scratch_free(iwpp_context *c, void *p, int pinned)
 
 static void queue_push(sched *s, int64_t k)
 {
-    const int q = s->runs[k] > 0;
+    const int q = s->runs[k] > 0 && !s->full[k];
     s->ring[q][(s->qhead[q] + s->qcount[q]) % s->g.n] = k;
     s->qcount[q]++;
     s->state[k] = T_QUEUED;
@@ -783,9 +792,23 @@ IWPP_DEEP_POP(float, deep_pop_f32)
 
 /* The re-run of tile k (interior [lo, hi), region [rlo, rhi)); returns the directions whose
  * neighbours must run again, or IWPP_ENOMEM's flag (bit 31) when the queue could not grow. */
+#define RERUN_OVER (1u << 30) /* rerun_on_host gave up: the tile wants a full run */
+
+/*
+ * A re-run gives up once it has popped for as long as a full run of the tile would take
+ * (@p limit_ms, from the full runs so far; 0: no price yet), or after @p pop_cap pops (> 0),
+ * leaving RERUN_OVER in its result: a flood that reaches a tile through a late neighbour (a
+ * seed in the last corner of the image) would otherwise cross it pixel by pixel on one host
+ * thread, 2x the image's pixels in pops where the device's raster scans sweep it in two passes.
+ * What the queue raised so far stays: J is still between the marker and the result, so the
+ * full run gives the same fixpoint. Paying at most the full run's price before switching keeps
+ * a re-run within twice the better of the two (the rent-or-buy bound), and the short re-runs
+ * of ordinary images never reach it.
+ */
 static unsigned rerun_on_host(worker *w, int64_t k, const int64_t lo[3], const int64_t hi[3],
-                              const int64_t rlo[3], const int64_t rhi[3])
+                              const int64_t rlo[3], const int64_t rhi[3], double limit_ms, int64_t pop_cap)
 {
+    const double t0 = iwpp_now_ms();
     sched *s = w->s;
     const iwpp_type t = s->J.type;
     rerun r;
@@ -824,7 +847,13 @@ static unsigned rerun_on_host(worker *w, int64_t k, const int64_t lo[3], const i
     const int64_t dlo[3] = {lo[0] + 2, lo[1] + 2, r.is3d ? lo[2] + 2 : lo[2]};
     const int64_t dhi[3] = {hi[0] - 2, hi[1] - 2, r.is3d ? hi[2] - 2 : hi[2]};
     const int64_t WH = W * H;
+    unsigned over = 0;
     while (ok && r.q.n > 0) {
+        if (pop_cap > 0 ? r.pops >= pop_cap
+                        : limit_ms > 0 && (r.pops & 1023) == 1023 && iwpp_now_ms() - t0 > limit_ms) {
+            over = RERUN_OVER;
+            break;
+        }
         int64_t p = fifo_pop(&r.q);
         r.pops++;
         /* coordinates with as few 64-bit divisions as the dimensionality needs (one in 2D: a
@@ -846,13 +875,38 @@ static unsigned rerun_on_host(worker *w, int64_t k, const int64_t lo[3], const i
     }
     free(r.q.v);
     w->rerun_pops += r.pops;
-    return ok ? r.dirs : 1u << 31;
+    return ok ? r.dirs | over : 1u << 31;
+}
+
+/* A full run of tile k on the worker's device: its region (the marker's current values, so a
+ * tile that ran before takes its neighbours' news too) through the backend's reconstruction,
+ * the interior written back; the halo it saw kept for later re-runs. */
+static iwpp_status full_run(worker *w, int64_t k, const int64_t lo[3], const int64_t hi[3], const int64_t rlo[3],
+                            const int64_t rhi[3])
+{
+    sched *s = w->s;
+    gather(w, k, lo, hi, rlo, rhi);
+    /* the halo this run sees: re-runs seed from what changed since */
+    if (!s->halo[k]) {
+        const int64_t nh = halo_walk(lo, hi, rlo, rhi, NULL, NULL);
+        s->halo[k] = malloc((size_t)(nh > 0 ? nh : 1) * s->es);
+        if (!s->halo[k]) return iwpp_set_error(w->ctx, IWPP_ENOMEM, "out of host memory for a tile's halo");
+    }
+    halo_copy hc = {s, s->halo[k], w->hj, rlo, rhi};
+    halo_walk(lo, hi, rlo, rhi, halo_copy_run, &hc);
+    w->ctx->message[0] = '\0';
+    iwpp_status st = run_region(w, rlo, rhi);
+    if (st == IWPP_OK) scatter_inside(w, lo, hi, rlo, rhi);
+    return st;
 }
 
 static void *worker_main(void *arg)
 {
     worker *w = arg;
     sched *s = w->s;
+    const int cpu = w->ctx->ops->kind == IWPP_BACKEND_CPU;
+    /* whose full runs price the next ones: the devices', or everyone's without devices */
+    const int prices = !cpu || s->gpu_workers == 0;
     pthread_mutex_lock(&s->lock);
     for (;;) {
         int q;
@@ -865,42 +919,43 @@ static void *worker_main(void *arg)
         s->state[k] = T_RUNNING;
         s->running++;
 
-        const int first = s->runs[k] == 0;
-        pthread_mutex_unlock(&s->lock);
-
+        int full = s->runs[k] == 0 || s->full[k];
+        s->full[k] = 0;
         int64_t lo[3], hi[3], rlo[3], rhi[3];
         tile_box(&s->g, k, lo, hi, rlo, rhi);
+        const double region_px = (double)(rhi[0] - rlo[0]) * (double)(rhi[1] - rlo[1]) * (double)(rhi[2] - rlo[2]);
+        const double limit_ms = s->full_px > 0 && s->pop_cap >= 0 ? s->full_ms / s->full_px * region_px : 0.0;
+        pthread_mutex_unlock(&s->lock);
+
         iwpp_status st = IWPP_OK;
         unsigned dirs = 0;
-        const double t0 = iwpp_now_ms();
-        if (first) {
-            /* the whole tile on the worker's device */
-            gather(w, k, lo, hi, rlo, rhi);
-            /* the halo this run sees: re-runs seed from what changed since */
-            const int64_t nh = halo_walk(lo, hi, rlo, rhi, NULL, NULL);
-            s->halo[k] = malloc((size_t)(nh > 0 ? nh : 1) * s->es);
-            if (!s->halo[k]) {
-                st = iwpp_set_error(w->ctx, IWPP_ENOMEM, "out of host memory for a tile's halo");
-            } else {
-                halo_copy hc = {s, s->halo[k], w->hj, rlo, rhi};
-                halo_walk(lo, hi, rlo, rhi, halo_copy_run, &hc);
-                w->ctx->message[0] = '\0';
-                st = run_region(w, rlo, rhi);
-            }
-            if (st == IWPP_OK) scatter_inside(w, lo, hi, rlo, rhi);
-        } else {
-            dirs = rerun_on_host(w, k, lo, hi, rlo, rhi);
+        int hand_over = 0;
+        double t0 = iwpp_now_ms();
+        if (!full) {
+            dirs = rerun_on_host(w, k, lo, hi, rlo, rhi, limit_ms, s->pop_cap);
             if (dirs & (1u << 31)) {
                 st = iwpp_set_error(w->ctx, IWPP_ENOMEM, "out of host memory for a tile's propagation queue");
                 dirs = 0;
+            } else if (dirs & RERUN_OVER) {
+                dirs &= ~RERUN_OVER; /* the frame pixels it changed still tell the neighbours */
+                if (cpu && s->gpu_workers > 0)
+                    hand_over = 1; /* a device does the full run */
+                else
+                    full = 1;
+            }
+            w->rerun_ms += iwpp_now_ms() - t0;
+            t0 = iwpp_now_ms();
+        }
+        if (full && st == IWPP_OK) {
+            st = full_run(w, k, lo, hi, rlo, rhi);
+            if (st == IWPP_OK) {
+                pthread_mutex_lock(&s->tl[k]);
+                dirs |= scatter_frame(w, lo, hi, rlo, rhi);
+                pthread_mutex_unlock(&s->tl[k]);
             }
         }
-        *(first ? &w->first_ms : &w->rerun_ms) += iwpp_now_ms() - t0;
-        if (first && st == IWPP_OK) {
-            pthread_mutex_lock(&s->tl[k]);
-            dirs = scatter_frame(w, lo, hi, rlo, rhi);
-            pthread_mutex_unlock(&s->tl[k]);
-        }
+        const double full_ms = full ? iwpp_now_ms() - t0 : 0.0;
+        w->first_ms += full_ms;
 
         pthread_mutex_lock(&s->lock);
         s->running--;
@@ -911,12 +966,21 @@ static void *worker_main(void *arg)
                 snprintf(s->msg, sizeof s->msg, "%s", w->ctx->message);
             }
         } else {
+            if (full && prices) {
+                s->full_ms += full_ms;
+                s->full_px += region_px;
+            }
+            if (full && s->runs[k] > 0) s->full_reruns++;
             dirty_neighbours(s, k, dirs);
             s->runs[k]++; /* before a re-queue: it picks the re-run queue */
-            if (s->state[k] == T_RUNNING_DIRTY)
+            if (hand_over) {
+                s->full[k] = 1; /* queued for a device's full run (even if a neighbour dirtied it) */
                 queue_push(s, k);
-            else
+            } else if (s->state[k] == T_RUNNING_DIRTY) {
+                queue_push(s, k);
+            } else {
                 s->state[k] = T_IDLE;
+            }
             s->done++;
             w->tiles++;
         }
@@ -1167,10 +1231,11 @@ static int sched_alloc(sched *s)
     s->state = calloc((size_t)ntiles, 1);
     s->runs = calloc((size_t)ntiles, sizeof *s->runs);
     s->halo = calloc((size_t)ntiles, sizeof *s->halo);
+    s->full = calloc((size_t)ntiles, 1);
     s->ring[0] = malloc((size_t)ntiles * sizeof *s->ring[0]);
     s->ring[1] = malloc((size_t)ntiles * sizeof *s->ring[1]);
     s->tl = malloc((size_t)ntiles * sizeof *s->tl);
-    if (!s->state || !s->runs || !s->ring[0] || !s->ring[1] || !s->halo || !s->tl) return -1;
+    if (!s->state || !s->runs || !s->ring[0] || !s->ring[1] || !s->halo || !s->full || !s->tl) return -1;
     for (int64_t k = 0; k < ntiles; ++k) pthread_mutex_init(&s->tl[k], NULL);
     s->tl_made = 1;
     return 0;
@@ -1182,6 +1247,7 @@ static void sched_free(sched *s)
         for (int64_t k = 0; k < s->g.n; ++k) free(s->halo[k]);
     free(s->halo);
     free(s->state);
+    free(s->full);
     free(s->runs);
     free(s->ring[0]);
     free(s->ring[1]);
@@ -1300,9 +1366,9 @@ static void tiles_stats(iwpp_context *ctx, const sched *s, const worker *w, int 
         o->pixels_visited += w[k].rerun_pops;
     }
     /* worker time (summed over workers) in first runs and in host re-runs */
-    snprintf(o->variant, sizeof o->variant, "tiles %lldx%lldx%lld, %d worker%s, %.0f+%.0f ms",
+    snprintf(o->variant, sizeof o->variant, "tiles %lldx%lldx%lld, %d worker%s, %.0f+%.0f ms, %lld full re-run%s",
              (long long)s->g.tsz[0], (long long)s->g.tsz[1], (long long)s->g.tsz[2], nw, nw > 1 ? "s" : "",
-             fms, rms);
+             fms, rms, (long long)s->full_reruns, s->full_reruns == 1 ? "" : "s");
     o->compute_ms = 0.0;
 }
 
@@ -1337,6 +1403,8 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
     const double maxpix = tile_pixels_plan(ctx, wc, nw, mask, &ngpu);
     sched s;
     sched_setup(&s, marker, mask, conn, mode, maxpix, ngpu);
+    const char *cap = iwpp_tune(ctx, IWPP_TUNE_TILES_RERUN_POPS);
+    s.pop_cap = cap && !strcmp(cap, "off") ? -1 : iwpp_tune_int(ctx, IWPP_TUNE_TILES_RERUN_POPS, 0, 0, INT64_MAX);
     const double n_all = (double)mask->width * (double)mask->height * (double)mask->depth;
     int64_t rmax = 1; /* the largest region: a tile and its halo */
     for (int a = 0; a < 3; ++a) rmax *= s.g.tsz[a] + (s.g.cnt[a] > 1 ? 2 : 0);

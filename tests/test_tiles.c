@@ -22,20 +22,27 @@ typedef struct tiling {
     uint64_t budget;     /* bytes; 0 = default */
     const char *workers; /* NULL = default */
     const char *label;
+    const char *rerun_pops; /* tuning tiles.rerun_pops; NULL = default */
 } tiling;
 
-/* The tilings every case runs with: a budget alone (the backend's default workers), and a
- * budget with a mixed worker list (the device twice and two CPU workers). */
+/* Cases whose tiled run had re-runs give up for full runs (tiling "re-runs give up"). */
+static int g_full_reruns;
+
+/* The tilings every case runs with: a budget alone (the backend's default workers), a budget
+ * with a mixed worker list (the device twice and two CPU workers), and that list again with
+ * every host re-run giving up after 2 pops for a full run of its tile (handed to a device by
+ * the CPU workers). */
 static int tilings(tiling *out, iwpp_type type)
 {
     /* budgets that give regions of a few hundred pixels (GPU backends count their queues too) */
     const uint64_t es = iwpp_type_size(type), per_px = g_backend == IWPP_BACKEND_CPU ? 2 * es : 2 * es + 9;
     int n = 0;
-    out[n++] = (tiling){450 * per_px, NULL, "small budget"};
-    if (g_backend == IWPP_BACKEND_CPU)
-        out[n++] = (tiling){1500 * per_px, "cpu*3", "small budget, cpu*3"};
-    else
-        out[n++] = (tiling){700 * per_px, "gpu*2,cpu*2", "small budget, gpu*2,cpu*2"};
+    out[n++] = (tiling){450 * per_px, NULL, "small budget", NULL};
+    const char *list = g_backend == IWPP_BACKEND_CPU ? "cpu*3" : "gpu*2,cpu*2";
+    const uint64_t budget = (g_backend == IWPP_BACKEND_CPU ? 1500 : 700) * per_px;
+    out[n++] = (tiling){budget, list, g_backend == IWPP_BACKEND_CPU ? "small budget, cpu*3" : "small budget, gpu*2,cpu*2",
+                        NULL};
+    out[n++] = (tiling){budget, list, "re-runs give up after 2 pops", "2"};
     return n;
 }
 
@@ -45,6 +52,7 @@ static iwpp_context *tiled_context(const harness_config *c, const tiling *t)
     if (harness_make_context(c, &ctx) != IWPP_OK) return NULL;
     iwpp_status st = iwpp_context_set_memory_limit(ctx, t->budget);
     if (st == IWPP_OK && t->workers) st = iwpp_context_set_workers(ctx, t->workers);
+    if (st == IWPP_OK && t->rerun_pops) st = iwpp_context_set_tuning(ctx, "tiles.rerun_pops", t->rerun_pops);
     if (st != IWPP_OK) {
         print_error("cannot set up tiling \"%s\": %s\n", t->label, iwpp_error_message(ctx));
         iwpp_context_destroy(ctx);
@@ -127,6 +135,11 @@ static int run_case(iwpp_type type, odims d, int conn, iwpp_morph_mode mode, con
                             what, (long long)stats.tiles, (long long)stats.tile_grid,
                             (long long)stats.bytes_to_device, (long long)stats.bytes_from_device);
                 bad = 1;
+            }
+            const char *fr = strstr(stats.variant, " full re-run");
+            if (!bad && tl[t].rerun_pops && fr) {
+                while (fr > stats.variant && fr[-1] >= '0' && fr[-1] <= '9') --fr;
+                g_full_reruns += atoi(fr) > 0;
             }
             if (bad) note_failure(&fails);
             timg_free(&mk);
@@ -216,6 +229,8 @@ static void test_long_paths(void **state)
                 free(marker);
             }
     assert_int_equal(fails, 0);
+    /* the long paths re-run tiles for long: the forced tiling must have handed some to full runs */
+    if (g_full_reruns == 0) fail_msg("no case had a re-run give up for a full run");
 }
 
 /* Operations built on reconstruction go through tiles too: compare with the oracle. */
@@ -415,7 +430,7 @@ static void test_progress_and_cancel(void **state)
     gen_spiral(d, mask);
     for (int64_t k = 0; k < odims_count(d); ++k) marker[k] = 0, mask[k] *= 100;
     marker[0] = 100;
-    tiling t = {1000, NULL, "budget 1000 B"};
+    tiling t = {1000, NULL, "budget 1000 B", NULL};
     iwpp_context *ctx = tiled_context(&g_cfg[0], &t);
     assert_non_null(ctx);
     timg mk, ms;

@@ -217,7 +217,10 @@ IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t b
  *   to stderr when the context is destroyed; for benchmarks only), ocl.stage (transfers of at
  *   least this many bytes go through page-locked staging buffers; GPUs 2M, CPU devices "off"),
  *   ocl.stage_chunk (bytes of each of the four staging buffers; default 16M), ocl.dan_linear
- *   (1: the Danielsson EDT's sites as linear indices even where packed coordinates fit; tests).
+ *   (1: the Danielsson EDT's sites as linear indices even where packed coordinates fit; tests),
+ *   tiles.rerun_pops (a tiled reconstruction's host re-run of a tile gives up for a full run of
+ *   the tile on a device after this many queue pops; default: once it has taken as long as a
+ *   full run would; "off": never).
  * A new context takes each key from the environment variable IWPP_<KEY> (upper case, '.' as
  * '_': cuda.stage_chunk <- IWPP_CUDA_STAGE_CHUNK); the library reads the environment nowhere
  * else. Tile workers take their caller's settings. Unknown keys and values longer than 31
