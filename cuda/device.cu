@@ -377,7 +377,8 @@ extern "C" void iwpp_cuda_buf_free(iwpp_context *ctx, iwpp_buf *b)
  * chunk size or ring length releases the ring (it is made again on first use). */
 static void stage_config(cuda_state *st, const iwpp_context *ctx)
 {
-    const size_t chunk = iwpp_tune_bytes(ctx, IWPP_TUNE_CUDA_STAGE_CHUNK, IWPP_CUDA_STAGE_CHUNK_DEFAULT, 64, (size_t)1 << 30);
+    /* at least 128 bytes: the bits upload packs 1024 pixels (128 bytes) a chunk at the least */
+    const size_t chunk = iwpp_tune_bytes(ctx, IWPP_TUNE_CUDA_STAGE_CHUNK, IWPP_CUDA_STAGE_CHUNK_DEFAULT, 128, (size_t)1 << 30);
     const int bufs = (int)iwpp_tune_int(ctx, IWPP_TUNE_CUDA_STAGE_BUFS, IWPP_CUDA_STAGE_BUFS_DEFAULT, 2, IWPP_CUDA_STAGE_BUFS);
     if ((chunk != st->stage_chunk || bufs != st->stage_bufs) && st->stage[0]) {
         if (st->stream) cudaStreamSynchronize(st->stream);
@@ -633,11 +634,7 @@ iwpp_status cu_upload_nonzero(iwpp_context *ctx, uint8_t *dev_u8, const iwpp_ima
     memset(&bits, 0, sizeof bits);
     bits.type = IWPP_U8, bits.w = (int64_t)nbytes, bits.h = 1, bits.d = 1;
     if ((s = iwpp_cuda_buf_alloc(ctx, &bits)) != IWPP_OK) return s;
-    /* chunks of E pixels (a multiple of 1024): E / 8 bytes of bits fit a staging buffer */
-    size_t E = st->stage_chunk * 8;
-    if (E > ((size_t)4 << 20)) E = (size_t)4 << 20;
-    E &= ~(size_t)1023;
-    if (E < 1024) E = 1024;
+    const size_t E = iwpp_bits_chunk_pixels(st->stage_chunk); /* pixels a chunk */
     const size_t NB = (size_t)st->stage_bufs, nch = ((size_t)n + E - 1) / E;
     int nt = st->stage_threads;
     const int procs = iwpp_cpu_threads(ctx);

@@ -291,6 +291,9 @@ void iwpp_chunk_bounds(const iwpp_chunk_plan *p, size_t k, size_t *a, size_t *b)
 void iwpp_pack_nonzero(const void *src, iwpp_type type, size_t n, uint8_t *bits);
 /** iwpp_pack_nonzero with up to @p nt host threads (OpenMP; parts of at least 256 Ki pixels). */
 void iwpp_pack_nonzero_par(const void *src, iwpp_type type, size_t n, uint8_t *bits, int nt);
+/** Pixels a chunk of a staged bits upload packs: a multiple of 1024 (whole bytes for every
+ *  thread's part) whose bits fill at most @p chunk_bytes (at least 128), and at most 4 Mi. */
+size_t iwpp_bits_chunk_pixels(size_t chunk_bytes);
 
 /** Monotonic clock in milliseconds. */
 double iwpp_now_ms(void);

@@ -208,6 +208,14 @@ void iwpp_pack_nonzero(const void *src, iwpp_type type, size_t n, uint8_t *bits)
     }
 }
 
+size_t iwpp_bits_chunk_pixels(size_t chunk_bytes)
+{
+    size_t E = chunk_bytes * 8;
+    if (E > ((size_t)4 << 20)) E = (size_t)4 << 20;
+    E &= ~(size_t)1023;
+    return E < 1024 ? 1024 : E;
+}
+
 void iwpp_pack_nonzero_par(const void *src, iwpp_type type, size_t n, uint8_t *bits, int nt)
 {
     int parts = (int)(n / ((size_t)256 << 10)); /* at least 256 Ki pixels a thread */

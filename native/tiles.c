@@ -296,7 +296,7 @@ typedef struct sched {
     /* re-runs that grow long go to the backend's whole reconstruction (rerun_on_host): per tile,
        whether its next run is such a full run; the time and region pixels of full runs so far
        (of the devices', when there are devices), whose ratio prices a full run; tiles.rerun_pops
-       (tests: a re-run gives up after that many pops; < 0: never) */
+       (tests: a re-run gives up after that many pops; "off", -1 here: never) */
     unsigned char *full;
     double full_ms, full_px;
     int64_t pop_cap;
@@ -905,8 +905,6 @@ static void *worker_main(void *arg)
     worker *w = arg;
     sched *s = w->s;
     const int cpu = w->ctx->ops->kind == IWPP_BACKEND_CPU;
-    /* whose full runs price the next ones: the devices', or everyone's without devices */
-    const int prices = !cpu || s->gpu_workers == 0;
     pthread_mutex_lock(&s->lock);
     for (;;) {
         int q;
@@ -919,6 +917,10 @@ static void *worker_main(void *arg)
         s->state[k] = T_RUNNING;
         s->running++;
 
+        /* (gpu_workers changes, under the lock, when a device worker could not start) */
+        const int gpus = s->gpu_workers > 0;
+        /* whose full runs price the next ones: the devices', or everyone's without devices */
+        const int prices = !cpu || !gpus;
         int full = s->runs[k] == 0 || s->full[k];
         s->full[k] = 0;
         int64_t lo[3], hi[3], rlo[3], rhi[3];
@@ -938,7 +940,7 @@ static void *worker_main(void *arg)
                 dirs = 0;
             } else if (dirs & RERUN_OVER) {
                 dirs &= ~RERUN_OVER; /* the frame pixels it changed still tell the neighbours */
-                if (cpu && s->gpu_workers > 0)
+                if (cpu && gpus)
                     hand_over = 1; /* a device does the full run */
                 else
                     full = 1;

@@ -851,7 +851,8 @@ static int use_staging(iwpp_context *ctx, size_t total)
 {
     iwpp_ocl *s = iwpp_ocl_state(ctx);
     const size_t min = iwpp_tune_bytes(ctx, IWPP_TUNE_OCL_STAGE, s->is_gpu ? IWPP_OCL_STAGE_MIN : SIZE_MAX, 0, SIZE_MAX);
-    const size_t chunk = iwpp_tune_bytes(ctx, IWPP_TUNE_OCL_STAGE_CHUNK, IWPP_OCL_STAGE_CHUNK, 64, (size_t)1 << 30);
+    /* at least 128 bytes: the bits upload packs 1024 pixels (128 bytes) a chunk at the least */
+    const size_t chunk = iwpp_tune_bytes(ctx, IWPP_TUNE_OCL_STAGE_CHUNK, IWPP_OCL_STAGE_CHUNK, 128, (size_t)1 << 30);
     if (chunk != s->stage_chunk) { /* made again, of the new size, on first use */
         stage_release(s);
         s->stage_state = 0;
@@ -924,10 +925,7 @@ static iwpp_status upload_nonzero(iwpp_context *ctx, cl_mem bits, cl_mem out, co
     iwpp_status rs = iwpp_ocl_kernel(ctx, IWPP_OCL_PROG_EDT, IWPP_U8, "edt_bits_expand", &kx);
     if (rs != IWPP_OK) return rs;
     const size_t n = (size_t)(im->width * im->height * im->depth), es = iwpp_type_size(im->type);
-    size_t E = s->stage_chunk * 8; /* pixels a chunk: E / 8 bytes of bits fill at most a buffer */
-    if (E > ((size_t)4 << 20)) E = (size_t)4 << 20;
-    E &= ~(size_t)1023;
-    if (E < 1024) E = 1024;
+    const size_t E = iwpp_bits_chunk_pixels(s->stage_chunk); /* pixels a chunk */
     int nt = iwpp_cpu_threads(ctx);
     if (nt > IWPP_OCL_STAGE_THREADS) nt = IWPP_OCL_STAGE_THREADS;
     const char *src = (const char *)im->data;

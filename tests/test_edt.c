@@ -556,24 +556,30 @@ static void test_staged_transfers(void **state)
     (void)state;
     if (g_backend == IWPP_BACKEND_CPU) skip();
     harness_tune("ocl.stage", "0");
-    harness_tune("ocl.stage_chunk", "4K");
     harness_tune("cuda.stage_min", "0");
-    harness_tune("cuda.stage_chunk", "4K");
     static const odims sizes[] = {{700, 300, 1}, {129, 67, 5}, {1, 1, 1}};
     trng r;
     trng_seed(&r, 5150);
     int fails = 0;
     static const iwpp_type types[3] = {IWPP_U8, IWPP_U16, IWPP_F32};
-    for (int i = 0; i < 3; ++i)
-        for (int64_t pad = 0; pad <= 3; pad += 3) {
-            double *b = vol_alloc(sizes[i]);
-            gen_binary(&r, sizes[i], 0.99, 1.0, b);
-            /* unpadded views of the exact EDT go up as bits of "!= 0" (OpenCL's ocl_edt_views) */
-            ecase c = {types[(i + (int)pad) % 3], sizes[i], b, NULL, 1, 0, pad, pad, "staged transfers, 4 KiB chunks",
-                       5150 + (uint64_t)i};
-            fails += run_case(&c);
-            free(b);
-        }
+    /* 4 KiB chunks, and the smallest a chunk may be (100 is raised to 128 bytes: the bits
+       upload packs 1024 pixels a chunk at the least) */
+    static const char *const chunks[2] = {"4K", "100"};
+    for (int ch = 0; ch < 2; ++ch) {
+        harness_tune("ocl.stage_chunk", chunks[ch]);
+        harness_tune("cuda.stage_chunk", chunks[ch]);
+        for (int i = ch; i < 3; ++i) /* (the smallest chunks on the smaller images: thousands of chunks) */
+            for (int64_t pad = 0; pad <= 3; pad += 3) {
+                double *b = vol_alloc(sizes[i]);
+                gen_binary(&r, sizes[i], 0.99, 1.0, b);
+                /* unpadded views of the exact EDT go up as bits of "!= 0" (OpenCL's ocl_edt_views) */
+                ecase c = {types[(i + (int)pad) % 3], sizes[i], b, NULL, 1, 0, pad, pad,
+                           ch == 0 ? "staged transfers, 4 KiB chunks" : "staged transfers, 128-byte chunks",
+                           5150 + (uint64_t)i};
+                fails += run_case(&c);
+                free(b);
+            }
+    }
     harness_tune("ocl.stage", NULL);
     harness_tune("ocl.stage_chunk", NULL);
     harness_tune("cuda.stage_min", NULL);

@@ -89,9 +89,11 @@ static int ncfg(void) { return g_backend == IWPP_BACKEND_CPU ? g_ncfg : 1; }
  * @p by_cpu, the sequential CPU result). @p min_tiles: the tiled grid must have at least that
  * many tiles (0 = do not check). */
 static int run_case(iwpp_type type, odims d, int conn, iwpp_morph_mode mode, const double *marker,
-                    const double *mask, const char *label, int64_t min_tiles, int by_cpu)
+                    const double *mask, const char *label_in, int64_t min_tiles, int by_cpu)
 {
     int fails = 0;
+    char label[256]; /* fmt()'s buffers rotate: a label made by it is overwritten after 8 calls */
+    snprintf(label, sizeof label, "%s", label_in);
     int64_t n = odims_count(d);
     double *expected = vol_alloc(d);
     if (by_cpu) {
