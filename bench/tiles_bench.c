@@ -3,7 +3,8 @@
  *
  * For each size: a tissue image (U8, the benchmark's synthetic texture) as mask, mask - h as
  * marker (--marker corner: one seed in the image's last corner instead, whose flood every tile
- * but the last must take in a re-run: the scheduler's worst case); then, timed as a whole call (host arrays in ordinary memory, transfers included):
+ * but the last must take in a re-run: the scheduler's worst case; --marker spiral: the mask a
+ * one-pixel spiral corridor, the seed at its outer end); then, timed as a whole call (host arrays in ordinary memory, transfers included):
  *   - the in-memory reconstruction on the chosen backend (the reference result);
  *   - the same with each --limits budget (tiles forced when the working set exceeds it);
  *   - the same with each --workers list (several workers on one image);
@@ -232,7 +233,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--reps") && v) reps = atoi(v), ++i;
         else if (!strcmp(a, "--wlimit") && v) wlimit = parse_bytes(v), ++i;
         else if (!strcmp(a, "--device") && v) device = atoi(v), ++i;
-        else if (!strcmp(a, "--marker") && v && (!strcmp(v, "tissue") || !strcmp(v, "corner"))) marker_kind = v, ++i;
+        else if (!strcmp(a, "--marker") && v && (!strcmp(v, "tissue") || !strcmp(v, "corner") || !strcmp(v, "spiral"))) marker_kind = v, ++i;
         else if (!strcmp(a, "--stage") && v) snprintf(stages, sizeof stages, "%s", v), ++i;
         else if (!strcmp(a, "--no-bandwidth")) bw = 0;
         else if (!strcmp(a, "--edt")) do_edt = 1;
@@ -243,7 +244,7 @@ int main(int argc, char **argv)
                     "                   [--workers \"gpu*2;gpu,cpu*8\"] (lists separated by ';')\n"
                     "                   [--edt-only] [--wlimit BYTES (budget of the --workers runs)] [--reps N] [--device D] [--edt]\n"
                     "                   [--stage \"threads,chunk,buffers,nt;...\"] (CUDA staging of extra in-memory runs; nt: 1 streaming stores, 0 memcpy)\n"
-                    "                   [--no-bandwidth] [--marker tissue|corner]\n");
+                    "                   [--no-bandwidth] [--marker tissue|corner|spiral]\n");
             return 1;
         }
     }
@@ -271,7 +272,13 @@ int main(int argc, char **argv)
         double g0 = synth_now_ms();
         if (!edt_only) {
             synth_tissue(mask, IWPP_U8, n, n, 1, 1);
-            if (!strcmp(marker_kind, "corner")) {
+            if (!strcmp(marker_kind, "spiral")) {
+                /* the mask a one-pixel spiral corridor, the seed at its outer end: a path of about
+                   half the pixels that winds through every tile again and again */
+                synth_spiral(mask, n, n, 1);
+                memset(marker, 0, (size_t)px);
+                marker[0] = 255;
+            } else if (!strcmp(marker_kind, "corner")) {
                 /* one seed in the last corner the tiles' first runs reach: the flood crosses every tile */
                 memset(marker, 0, (size_t)px);
                 marker[px - 1] = mask[px - 1] = 255;
@@ -280,7 +287,9 @@ int main(int argc, char **argv)
             }
         }
         printf("\n== %lldx%lld U8 tissue, marker %s, 8-connected reconstruction by dilation, %s (inputs made in %.1f s)\n",
-               (long long)n, (long long)n, !strcmp(marker_kind, "corner") ? "a seed in the last corner" : "mask - 40",
+               (long long)n, (long long)n, !strcmp(marker_kind, "corner")   ? "a seed in the last corner"
+               : !strcmp(marker_kind, "spiral") ? "a seed at the end of a spiral corridor (mask)"
+                                                : "mask - 40",
                backend, (synth_now_ms() - g0) / 1000);
         printf("  %-28s %10s %10s %8s %7s %7s %9s %9s  %s\n", "case", "whole_ms", "compute", "ratio", "tiles",
                "rounds", "GB_up", "GB_down", "variant / check");
