@@ -196,8 +196,8 @@ IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t b
  * Tuning settings of the backends, for measurements and for devices that need another choice;
  * the defaults are the measured best (each backend's README gives the figures). @p value NULL
  * or "" returns a key to its default. Keys:
- *   cuda.stage_min, cuda.stage_chunk (bytes, K/M/G suffix; "off"), cuda.stage_threads,
- *   cuda.stage_bufs (2-4), cuda.stage_nt (0: memcpy instead of streaming stores),
+ *   cuda.stage_min, cuda.stage_chunk (bytes, K/M/G suffix, at least 128; "off"),
+ *   cuda.stage_threads, cuda.stage_bufs (2-4), cuda.stage_nt (0: memcpy instead of streaming stores),
  *   cuda.pool (0: cudaMalloc per buffer; takes effect when the device is opened again, which
  *   this call does), cuda.raster_iterations, cuda.edt_wide, cuda.edt_col_tile,
  *   cuda.edt_row_threads, cuda.edt_rows, cuda.edt_cols, cuda.label_runs (0: labeling by pixel
@@ -216,8 +216,9 @@ IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t b
  *   kernel with OpenCL's profiling events, waiting for each, and print the sums per kernel name
  *   to stderr when the context is destroyed; for benchmarks only), ocl.stage (transfers of at
  *   least this many bytes go through page-locked staging buffers; GPUs 2M, CPU devices "off"),
- *   ocl.stage_chunk (bytes of each of the four staging buffers; default 16M), ocl.dan_linear
- *   (1: the Danielsson EDT's sites as linear indices even where packed coordinates fit; tests),
+ *   ocl.stage_chunk (bytes of each of the four staging buffers, at least 128; default 16M),
+ *   ocl.dan_linear (1: the Danielsson EDT's sites as linear indices even where packed
+ *   coordinates fit; tests),
  *   tiles.rerun_pops (a tiled reconstruction's host re-run of a tile gives up for a full run of
  *   the tile on a device after this many queue pops; default: once it has taken as long as a
  *   full run would; "off": never).
