@@ -15,15 +15,20 @@
  *    dilation (erosion) across tile borders too, and J is the reconstruction, bit for bit.
  *    Every value written is between the clipped marker and the result (local reconstructions
  *    of values below the result stay below it), so the order of the tiles does not matter.
+ *  - A tile that ran once runs again on the host (rerun_on_host): Vincent's queue seeded by the
+ *    halo pixels that changed since, no transfers; one that pops for as long as a full run
+ *    would take goes back to a device for a full run (a flood from a late neighbour).
  *  - No data race on J: a tile's interior is written only by the worker running it, and only
- *    the outer frame of an interior is read by others (as their halo); frames are written and
- *    halos read under the scheduler's lock, the rest without it.
+ *    the outer frame of an interior is read by others (as their halo); a tile's frame is
+ *    written, and read as its neighbours' halos, under that tile's own lock (s->tl), the rest
+ *    without a lock; the scheduler's lock guards only its queues and counters.
  *  - Workers are contexts of their own (kept in the caller's context between calls), each
  *    driven by one thread; two workers on one GPU use two streams/queues, so one's copies
  *    overlap the other's kernels. The calling thread only reports progress and can cancel.
  *
- * Size: about 1600 lines: reconstruction and EDT by tiles share the worker pool, the tile
- * buffers and the scheduler's state, which stay private (static) to this file.
+ * Size: about 2000 lines: reconstruction and EDT by tiles share the worker pool, the tile
+ * buffers and the budgets, which stay private (static) to this file; the EDT is the last third
+ * ("exact EDT beyond the budget").
  */
 #define _POSIX_C_SOURCE 200809L
 #include "tiles.h"
