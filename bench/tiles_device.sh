@@ -2,8 +2,11 @@
 # One call on the GPU machine for the tile scheduler: build (CUDA sm_90, OpenCL, tests), the
 # tile, signal and reconstruction tests on CUDA and NVIDIA OpenCL, then tiles_bench: whole calls
 # from host memory, in memory, with budgets (tiles forced) and with several workers.
-#   bash bench/tiles_device.sh [test|bench|edt|all]    (needs .device/ carried for CMocka)
+#   bash bench/tiles_device.sh [test|bench|edt|families|all]    (needs .device/ carried for CMocka)
 # edt: the tile and EDT tests, then the exact EDT benches only.
+# families: the tile tests, then the reconstruction's worst inputs for tiles (a seed in the last
+# corner, a spiral corridor) at 1/8 budgets, each with long re-runs handed to full runs (the
+# default) and without (IWPP_TILES_RERUN_POPS=off), alternating.
 # Sizes: TILES_SIZES (default 8192,32768), TILES_BIG (default 98304, "" to skip).
 set -u
 PHASE=${1:-all}
@@ -21,6 +24,7 @@ if [ "$PHASE" != bench ]; then
   stamp "ctest: tiles, signals, reconstruction, composed, EDT, errors on cuda and opencl"
   TESTS="tiles|signals|reconstruct|fill|extrema|open_close|edt|errors|badinput"
   [ "$PHASE" = edt ] && TESTS="tiles|edt"
+  [ "$PHASE" = families ] && TESTS="tiles"
   (cd "$B" && timeout 300 ctest -j8 --output-on-failure -R "$TESTS" -E cross_ 2>&1 | tail -40)
 fi
 [ "$PHASE" = test ] && { stamp done; exit 0; }
@@ -34,6 +38,22 @@ if [ "$PHASE" = edt ]; then
   timeout 100 stdbuf -oL "$B/bench/tiles_bench" --backend opencl --sizes 8192 --limits 176M --edt-only --reps 3
   stamp "tiles_bench cuda 65536 exact EDT, 1/8 (11G)"
   timeout 200 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 65536 --limits 11G --edt-only --reps 2
+  stamp done; exit 0
+fi
+if [ "$PHASE" = families ]; then
+  # (without the hand-over a corner flood is host pops over the whole image, seconds a call:
+  # 8192^2 once only)
+  for m in corner spiral tissue; do
+    for rule in default off default off; do
+      stamp "tiles_bench cuda --marker $m, 8192^2 with 56M (1/8), long re-runs: $rule"
+      v=; reps=3; [ "$rule" = off ] && v=off && reps=1
+      IWPP_TILES_RERUN_POPS=$v timeout 150 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 8192 --limits 56M \
+        --marker "$m" --reps $reps --no-bandwidth
+    done
+    stamp "tiles_bench cuda --marker $m, 16384^2 with 220M (1/8)"
+    timeout 150 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 16384 --limits 220M --marker "$m" --reps 3 \
+      --no-bandwidth
+  done
   stamp done; exit 0
 fi
 # budgets of about one eighth of the in-memory working set (2 images + ~4.5 B/px of queues)
