@@ -79,7 +79,12 @@ static iwpp_status open_backend(iwpp_context *ctx, const iwpp_backend_ops *ops)
 {
     char reason[512];
     if (!ops->probe(reason, sizeof reason))
-        return iwpp_set_error(ctx, IWPP_EDEVICE, "%s backend unavailable: %s", ops->name, reason);
+        return iwpp_set_error(ctx, IWPP_EDEVICE,
+                              "the %s backend is unavailable: %s. The CPU backend (or auto) runs without it",
+                              ops->kind == IWPP_BACKEND_CUDA     ? "CUDA"
+                              : ops->kind == IWPP_BACKEND_OPENCL ? "OpenCL"
+                                                                 : "CPU",
+                              reason);
     int n = ops->device_count();
     if (ctx->device < 0 || ctx->device >= n)
         return iwpp_set_error(ctx, IWPP_EDEVICE,

@@ -155,6 +155,16 @@ public class PluginTilesTest {
         assertEquals("this device, 2 streams", Prefs.get("iwpp.workers", "?"));
         assertEquals(64.0, Prefs.get("iwpp.memory_mb", -1.0), 0.0);
         assertTrue(log, log.contains("(gpu*2)"));
+        /* a budget on the CPU alone is said to be a GPU budget */
+        log = runCommand(settings(), "", common + "memory=64 workers=[this device]", null);
+        assertTrue(log, log.contains("64 MB (a GPU budget: the CPU backend works in host memory)"));
+        /* a backend this machine lacks is saved (the settings may be for another session), and said */
+        if (!IwppNative.backendAvailable(IwppNative.BACKEND_CUDA)) {
+            log = runCommand(settings(), "", "backend=cuda device=default threads=2 memory=0 workers=[this device]", null);
+            assertEquals("cuda", Prefs.get("iwpp.backend", "?"));
+            assertTrue(log, log.contains("cuda is not available on this machine ("));
+            assertTrue(log, log.contains("backend auto or cpu runs here."));
+        }
     }
 
     @Test

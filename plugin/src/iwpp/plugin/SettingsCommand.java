@@ -121,12 +121,17 @@ public class SettingsCommand implements PlugIn {
         Prefs.set(IwppRun.PREF_WORKERS, workers);
         Prefs.set(IwppRun.PREF_WORKER_LIST, list);
         Prefs.set(IwppRun.PREF_VERBOSE, verbose);
+        /* saved all the same (the settings may be meant for another session), but said */
+        final String missing = ctx[0] == IwppNative.BACKEND_AUTO ? null : IwppNative.backendUnavailableReason(ctx[0]);
         IJ.log("IWPP settings: backend " + backend + ", device " + device + ", CPU threads "
                 + ((int) threads == 0 ? "all" : String.valueOf((int) threads)) + ", memory budget "
                 + (memoryMb == 0 ? "all free GPU memory" : IJ.d2s(memoryMb, memoryMb == Math.floor(memoryMb) ? 0 : 3)
-                        + " MB")
+                        + " MB" + (ctx[0] == IwppNative.BACKEND_CPU && spec == null
+                                ? " (a GPU budget: the CPU backend works in host memory)" : ""))
                 + ", workers " + workers + (spec != null ? " (" + spec + ")" : "") + " (runs on "
                 + IwppNative.backendName(ctx[0]) + (ctx[1] != 0 ? " device " + ctx[1] : "") + ")"
-                + (verbose ? ", verbose log" : ", quiet log") + ".");
+                + (verbose ? ", verbose log" : ", quiet log") + "."
+                + (missing != null ? " Note: " + IwppNative.backendName(ctx[0]) + " is not available on this machine ("
+                        + missing + "): commands will stop with that message; backend auto or cpu runs here." : ""));
     }
 }
