@@ -220,6 +220,14 @@ static iwpp_status mlq_shape_for(iwpp_context *ctx, Kern kern, int variant, int 
     CU_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kern, MLQ_THREADS, out->smem),
            "sizing the queue kernel");
     out->blocks = st->sms * (occ < 1 ? 1 : occ > 4 ? 4 : occ);
+    /* tile workers sharing the device: each takes its share of the resident blocks, so that
+       their queue phases (latency-bound on a tile: the longest path, not the pixels) run side
+       by side instead of one after the other (cuda.queue_share 0: every launch all of them) */
+    const int share = ctx->device_share;
+    if (share > 1 && iwpp_tune_int(ctx, IWPP_TUNE_CUDA_QUEUE_SHARE, 1, 0, 1)) {
+        out->blocks /= share;
+        if (out->blocks < st->sms) out->blocks = st->sms;
+    }
     return IWPP_OK;
 }
 

@@ -154,10 +154,11 @@ typedef struct iwpp_worker_spec {
 #define IWPP_MAX_WORKERS 256
 
 /** Tile buffers a context keeps between tiled calls (native/tiles.c): a host scratch region
- *  (page-locked where the backend offers it) and two device regions. */
+ *  for the marker and, on devices, one for the mask (page-locked where the backend offers it),
+ *  and two device regions. */
 typedef struct iwpp_tile_res {
-    void *host;
-    int pinned;
+    void *host[2];   /* the marker's region; the mask's (devices only) */
+    int pinned[2];
     size_t host_bytes;
     iwpp_buf dev[2];
     size_t dev_bytes;
@@ -189,6 +190,7 @@ typedef enum iwpp_tune_key {
     IWPP_TUNE_CUDA_EDT_LINES,
     IWPP_TUNE_CUDA_DAN_SWITCH,
     IWPP_TUNE_CUDA_EDT_BANDS,
+    IWPP_TUNE_CUDA_QUEUE_SHARE,
     IWPP_TUNE_OCL_REC_SCANS,
     IWPP_TUNE_OCL_EDT_FRESH,
     IWPP_TUNE_OCL_EDT_LOCAL_MEM,
@@ -231,6 +233,10 @@ struct iwpp_context {
     int short_waves;                /* > 0 while a composed op runs reconstructions whose waves stay
                                        short (regional extrema, the distance watershed): the CUDA
                                        plan then takes one raster iteration instead of two */
+    int device_share;               /* during a tiled call: the tile workers on this context's
+                                       device (> 1: CUDA's queue kernel takes its share of the
+                                       resident blocks, so that the workers' kernels run side by
+                                       side); 0 otherwise */
     iwpp_stats stats;               /* filled by the last successful op (backends add their parts) */
     char message[1024];
 };

@@ -317,7 +317,8 @@ typedef struct worker {
     sched *s;
     iwpp_context *ctx;
     iwpp_buf bj, bi;      /* device buffers of the largest region */
-    unsigned char *hj;      /* host scratch of the largest region (the marker's) */
+    unsigned char *hj, *hi; /* host scratch of the largest region: the marker's; the mask's
+                               (device workers; NULL: the CPU reads the caller's array) */
     int copy_threads;        /* host threads for gather/scatter */
     int64_t tiles;
     int64_t up, down;
@@ -415,15 +416,26 @@ static void neighbour_locks(sched *s, int64_t k, int on)
             }
 }
 
-/* Gather the region of tile k: I and the interior of J without a lock, J's halo (the
- * neighbours' frames) under the neighbours' locks. */
+/* Host threads for a copy of @p bytes: one per 512 KiB, at most the worker's share of the cores
+ * (at 1/8 budgets a U8 tile is 2-3 MB: one thread copied it at 5.6 GB/s on the H200 machine,
+ * a third of the whole tile run). */
+static int copy_nt(const worker *w, size_t bytes)
+{
+    const size_t parts = bytes >> 19;
+    return parts < 2 ? 1 : parts < (size_t)w->copy_threads ? (int)parts : w->copy_threads;
+}
+
+/* Gather the region of tile k: I (device workers: into their page-locked scratch, which
+ * uploads at the link's speed) and the interior of J without a lock, J's halo (the neighbours'
+ * frames) under the neighbours' locks. */
 static void gather(worker *w, int64_t k, const int64_t lo[3], const int64_t hi[3], const int64_t rlo[3],
                    const int64_t rhi[3])
 {
     sched *s = w->s;
     const size_t es = s->es;
     const int64_t rw = rhi[0] - rlo[0], rh = rhi[1] - rlo[1], rows = rh * (rhi[2] - rlo[2]);
-    const int nt = (size_t)rows * (size_t)rw * es >= ((size_t)4 << 20) ? w->copy_threads : 1;
+    unsigned char *const hmask = w->hi;
+    const int nt = copy_nt(w, (size_t)rows * (size_t)rw * es * (hmask ? 2 : 1));
     (void)nt;
     IWPP_TILES_OMP(omp parallel for num_threads(nt) schedule(static))
     for (int64_t r = 0; r < rows; ++r) {
@@ -432,6 +444,7 @@ static void gather(worker *w, int64_t k, const int64_t lo[3], const int64_t hi[3
         if (interior_row(lo, hi, y, z))
             iwpp_stream_copy(w->hj + off + (size_t)(lo[0] - rlo[0]) * es, pix(s, 0, lo[0], y, z),
                              (size_t)(hi[0] - lo[0]) * es);
+        if (hmask) iwpp_stream_copy(hmask + off, pix(s, 1, rlo[0], y, z), (size_t)rw * es);
     }
     neighbour_locks(s, k, 1);
     for (int64_t z = rlo[2]; z < rhi[2]; ++z)
@@ -464,7 +477,7 @@ static void scatter_inside(worker *w, const int64_t lo[3], const int64_t hi[3], 
     const int64_t rw = rhi[0] - rlo[0], rh = rhi[1] - rlo[1];
     const int64_t ih = hi[1] - lo[1], rows = ih * (hi[2] - lo[2]);
     if (hi[0] - lo[0] <= 2) return;
-    const int nt = (size_t)rows * (size_t)rw * es >= ((size_t)4 << 20) ? w->copy_threads : 1;
+    const int nt = copy_nt(w, (size_t)rows * (size_t)rw * es);
     (void)nt;
     IWPP_TILES_OMP(omp parallel for num_threads(nt) schedule(static))
     for (int64_t r = 0; r < rows; ++r) {
@@ -552,12 +565,15 @@ static iwpp_status run_region(worker *w, const int64_t rlo[3], const int64_t rhi
     w->bj.h = w->bi.h = rh;
     w->bj.d = w->bi.d = rd;
     iwpp_image hj = iwpp_image_3d(w->hj, s->J.type, rw, rh, rd);
-    /* the mask is read only: its region goes from the caller's array straight to the device
-       (the backend's staging overlaps its copies with the DMA), no scratch copy */
+    /* the mask: gathered into page-locked scratch on devices; on the CPU from the caller's array */
     iwpp_image hi = *s->I;
-    hi.data = pix(s, 1, rlo[0], rlo[1], rlo[2]);
-    hi.width = rw, hi.height = rh, hi.depth = rd;
-    hi.stride_y = s->sy[1], hi.stride_z = s->sz[1];
+    if (w->hi) {
+        hi = iwpp_image_3d(w->hi, s->I->type, rw, rh, rd);
+    } else {
+        hi.data = pix(s, 1, rlo[0], rlo[1], rlo[2]);
+        hi.width = rw, hi.height = rh, hi.depth = rd;
+        hi.stride_y = s->sy[1], hi.stride_z = s->sz[1];
+    }
     iwpp_status st;
     if ((st = ops->upload(c, &w->bj, &hj)) || (st = ops->upload(c, &w->bi, &hi)) ||
         (st = ops->pointwise(c, s->mode == IWPP_BY_DILATION ? IWPP_PW_MIN : IWPP_PW_MAX, &w->bj, &w->bj, &w->bi,
@@ -1008,9 +1024,11 @@ static void edt_res_free(iwpp_context *c);
 static void res_free(iwpp_context *c)
 {
     iwpp_tile_res *r = &c->tile_res;
-    scratch_free(c, r->host, r->pinned);
-    r->host = NULL;
-    r->pinned = 0;
+    for (int i = 0; i < 2; ++i) {
+        scratch_free(c, r->host[i], r->pinned[i]);
+        r->host[i] = NULL;
+        r->pinned[i] = 0;
+    }
     for (int i = 0; i < 2; ++i)
         if (r->dev[i].ptr) c->ops->buf_free(c, &r->dev[i]);
     r->host_bytes = r->dev_bytes = 0;
@@ -1024,9 +1042,11 @@ static iwpp_status res_get(iwpp_context *c, size_t bytes, worker *w)
     iwpp_tile_res *r = &c->tile_res;
     if (r->host_bytes < bytes || r->host_bytes > 2 * bytes || r->dev_bytes < bytes || r->dev_bytes > 2 * bytes) {
         res_free(c);
-        /* one host region (the marker's; the mask goes straight from the caller's array) */
-        r->host = scratch_alloc(c, bytes, &r->pinned);
-        if (!r->host) {
+        /* host regions: the marker's; on devices the mask's too (the CPU backend reads it from
+           the caller's array) */
+        const int nh = c->ops->kind == IWPP_BACKEND_CPU ? 1 : 2;
+        for (int i = 0; i < nh; ++i) r->host[i] = scratch_alloc(c, bytes, &r->pinned[i]);
+        if (!r->host[0] || !r->host[nh - 1]) {
             res_free(c);
             return iwpp_set_error(c, IWPP_ENOMEM, "out of host memory for tile scratch (%.1f MiB)",
                                   (double)bytes / 1048576.0);
@@ -1045,7 +1065,8 @@ static iwpp_status res_get(iwpp_context *c, size_t bytes, worker *w)
         }
         r->dev_bytes = bytes;
     }
-    w->hj = r->host;
+    w->hj = r->host[0];
+    w->hi = r->host[1];
     w->bj = r->dev[0];
     w->bi = r->dev[1];
     return IWPP_OK;
@@ -1193,16 +1214,21 @@ static void plus_zeros(iwpp_image *im)
 /* The plan: the largest region (pixels) of a tile, the smallest any worker's budget allows; with
  * several workers also small enough that there are a few tiles per worker to balance. Sets
  * *ngpu to the number of device workers. */
+/* How many of the @p nw workers share worker k's device (CPU workers: the host). */
+static int device_sharing(iwpp_context *const *wc, int nw, int k)
+{
+    int sharing = 0;
+    for (int j = 0; j < nw; ++j) sharing += wc[j]->ops->kind == wc[k]->ops->kind && wc[j]->device == wc[k]->device;
+    return sharing;
+}
+
 static double tile_pixels_plan(iwpp_context *ctx, iwpp_context *const *wc, int nw, const iwpp_image *mask,
                                int *ngpu)
 {
     double n_all = (double)mask->width * (double)mask->height * (double)mask->depth;
     double maxpix = 0.0;
     for (int k = 0; k < nw; ++k) {
-        int sharing = 0;
-        for (int j = 0; j < nw; ++j)
-            sharing += wc[j]->ops->kind == wc[k]->ops->kind && wc[j]->device == wc[k]->device;
-        double lim = region_limit(ctx, wc[k], mask->type, sharing);
+        double lim = region_limit(ctx, wc[k], mask->type, device_sharing(wc, nw, k));
         if (lim > 0 && (maxpix == 0 || lim < maxpix)) maxpix = lim;
     }
     *ngpu = 0;
@@ -1434,10 +1460,12 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
     pthread_mutex_init(&s.lock, NULL);
     pthread_cond_init(&s.cv, NULL);
     first_runs_queue(&s);
+    for (int k = 0; k < nw; ++k) wc[k]->device_share = wc[k]->ops->kind == IWPP_BACKEND_CPU ? 0 : device_sharing(wc, nw, k);
     workers_start(&s, w, wc, nw);
     watch_progress(ctx, &s);
     for (int k = 0; k < nw; ++k)
         if (w[k].started) pthread_join(w[k].thread, NULL);
+    for (int k = 0; k < nw; ++k) wc[k]->device_share = 0;
     pthread_cond_destroy(&s.cv);
     pthread_mutex_destroy(&s.lock);
     if (s.st != IWPP_OK) {

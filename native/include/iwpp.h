@@ -207,7 +207,9 @@ IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t b
  *   2D image with unit spacing by column bands: "K" or "K,R", K bands of each column, colour
  *   segments of R rows; 0 = the merged rows instead), cuda.dan_switch (Danielsson
  *   EDT: front size, in items per queue block, below which global rounds run before the block
- *   queues; default 4, 0 = queues from the start), ocl.rec_scans,
+ *   queues; default 4, 0 = queues from the start), cuda.queue_share (0: a tile worker's
+ *   queue phase takes every resident block even where other workers share the device; default 1:
+ *   its share of them), ocl.rec_scans,
  *   ocl.edt_fresh, ocl.edt_local_mem, ocl.edt_rows, ocl.edt_cols, ocl.edt_row_threads,
  *   ocl.edt_wide_threads, ocl.edt_lines (as cuda.edt_lines), ocl.dan_switch (as cuda.dan_switch,
  *   per work-group; default 4), ocl.queue_groups (work-groups of the queue phase per
