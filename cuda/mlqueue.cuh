@@ -13,6 +13,11 @@
  * GBQs, and runs rounds (process the in-queue, fill the out-queue, swap) until its queue is
  * empty. A GBQ that would overflow keeps what fits, drops the rest and raises a flag: the host
  * then collects the wavefront again from the partial result and re-runs the phase.
+ * The same way out serves imbalance (ctl.leave_rounds): a flood from one seed lives in one
+ * block, and a long chain keeps one block going while the others idle (H200, 8192^2, one seed
+ * in a corner of a tissue mask: 2.6-4.2 s in one block). Such a block leaves with its queue
+ * once nearly every other block has finished, raising the flag: the host's next pass (a raster
+ * iteration, then the collection) spreads the front over every block again.
  *
  * Variants (IWPP_QUEUE_*), for the paper's Table 1:
  *   MULTILEVEL  TQ + BQ (warp prefix sum, one shared atomic per warp) + GBQ;
@@ -42,8 +47,12 @@
 struct mlq_ctl {
     unsigned long long *visited;   /* items taken off queues */
     unsigned long long *rounds;    /* max rounds over blocks */
-    unsigned long long *overflow;  /* != 0: some GBQ dropped items */
+    unsigned long long *overflow;  /* != 0: some GBQ dropped items, or a block left early */
     unsigned long long *gcount;    /* ATOMIC variant: per-block out counters (gridDim entries) */
+    unsigned long long *finished;  /* blocks whose queue ran empty (or that left early) */
+    long long leave_rounds;        /* > 0: a block still busy when 7/8 of the blocks have finished
+                                      leaves after this many rounds, or after leave_rounds / 32
+                                      with a queue of 16 items a thread; 0: never */
 };
 
 __device__ __forceinline__ unsigned lane_id() { return threadIdx.x & 31u; }
@@ -176,13 +185,20 @@ mlq_kernel(Op op, const IdxT *__restrict__ init, long long init_n, IdxT *gq, lon
                 s_n = c < cap ? c : cap;
             }
         }
+        ++rounds;
+        if (ctl.leave_rounds > 0 && threadIdx.x == 0 && s_n > 0 &&
+            (rounds >= ctl.leave_rounds || (rounds >= ctl.leave_rounds / 32 && s_n >= 16 * (long long)blockDim.x)) &&
+            *(volatile unsigned long long *)ctl.finished >= gridDim.x - gridDim.x / 8) {
+            atomicExch(ctl.overflow, 1ull); /* the collection finds what this queue held */
+            s_n = 0;
+        }
         __syncthreads();
         n = s_n;
-        ++rounds;
         in = out;
         out = (out == qa) ? qb : qa;
         __syncthreads();
     }
+    if (ctl.leave_rounds > 0 && threadIdx.x == 0) atomicAdd(ctl.finished, 1ull);
 
     /* block totals */
     typedef unsigned long long ull;
@@ -245,12 +261,13 @@ template <typename F> static iwpp_status mlq_by_variant(const iwpp_context *ctx,
 /* One launch of the queue phase from @p count initial items (init): clears the counters
  * (ctr[0..7], and the ATOMIC variant's per-block gcount), runs @p kern on @p blocks blocks,
  * adds the items taken and the rounds to the stats, and sets *overflowed when a global block
- * queue dropped items (the caller then re-runs from the partial result). Synchronises. */
+ * queue dropped items or a block left early (@p leave_rounds, mlq_ctl): the caller then re-runs
+ * from the partial result. Synchronises. */
 template <typename Kern, typename Op, typename IdxT>
 static iwpp_status mlq_launch(iwpp_context *ctx, Kern kern, int blocks, size_t smem, const Op &op,
                               const IdxT *init, long long count, IdxT *gq, long long cap, int threshold,
                               unsigned long long *ctr, unsigned long long *gcount, size_t gc_bytes,
-                              bool *overflowed)
+                              bool *overflowed, long long leave_rounds = 0)
 {
     cuda_state *st = cu_state(ctx);
     cudaStream_t s = st->stream;
@@ -261,6 +278,8 @@ static iwpp_status mlq_launch(iwpp_context *ctx, Kern kern, int blocks, size_t s
     ctl.rounds = ctr + 2;
     ctl.overflow = ctr + 3;
     ctl.gcount = gcount;
+    ctl.finished = ctr + 4;
+    ctl.leave_rounds = leave_rounds;
     kern<<<blocks, MLQ_THREADS, smem, s>>>(op, init, count, gq, cap, threshold, ctl);
     CU_TRY(ctx, cudaMemcpyAsync(st->hctr, ctr, 4 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
            "reading the queue counters");

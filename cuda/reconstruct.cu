@@ -24,6 +24,7 @@
 
 /* Raster passes: 2 forward + backward iterations (see README for the measurements). */
 #define RASTER_ITERATIONS 2
+#define QUEUE_LEAVE_ROUNDS 2048 /* cuda.queue_leave: see mlq_ctl.leave_rounds */
 #define SEG_X 1024
 #define SEG_YZ 256
 
@@ -321,6 +322,10 @@ static iwpp_status queue_phase(iwpp_context *ctx, T *J, const T *I, const geom &
     op.I = I;
     op.g = g;
     const unsigned cblocks = cu_blocks(N, 256, st->sms * 8);
+    /* rounds after which a block still busy when nearly all others are done leaves (0: never) */
+    const char *lv = iwpp_tune(ctx, IWPP_TUNE_CUDA_QUEUE_LEAVE);
+    const long long leave_rounds =
+        lv && !strcmp(lv, "off") ? 0 : iwpp_tune_int(ctx, IWPP_TUNE_CUDA_QUEUE_LEAVE, QUEUE_LEAVE_ROUNDS, 1, 1ll << 40);
 
     for (int pass = 0;; ++pass) {
         /* collect the wavefront */
@@ -389,9 +394,13 @@ static iwpp_status queue_phase(iwpp_context *ctx, T *J, const T *I, const geom &
         unsigned long long *gcount = (unsigned long long *)((char *)gq + gq_bytes);
         bool overflowed = false;
         iwpp_status e = mlq_launch(ctx, kern, blocks, smem, op, init, count, gq, cap, threshold, ctr, gcount,
-                                   gc_bytes, &overflowed);
+                                   gc_bytes, &overflowed, leave_rounds);
         if (e != IWPP_OK) return e;
         if (!overflowed) break; /* no overflow: done */
+        /* a queue dropped items or a block left a flood or a long chain behind (mlqueue.cuh):
+           one raster iteration carries floods and straight runs across the image at once, then
+           the next pass collects the front and spreads it over every block */
+        if ((e = raster_scans<T, ERO>(ctx, J, I, g, 1)) != IWPP_OK) return e;
     }
     return IWPP_OK;
 }
