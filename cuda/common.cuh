@@ -46,6 +46,7 @@ struct cuda_state {
     int stage_bufs;             /* buffers in the ring (2..IWPP_CUDA_STAGE_BUFS) */
     int stage_stream;           /* host copies with streaming stores (iwpp_stream_copy) */
     int stage_failed;           /* pinned allocation failed once: stay on the direct path */
+    int host_finished;          /* the last reconstruction's long chains ran on the host */
     /* Image buffers come from the context's own stream-ordered pool, which keeps freed memory
      * for the next call (no cudaMalloc/cudaFree, no device-wide sync per call); NULL: plain
      * cudaMalloc (no pool support, or IWPP_CUDA_POOL=0). Released on close. */

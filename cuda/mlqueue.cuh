@@ -50,6 +50,7 @@ struct mlq_ctl {
     unsigned long long *overflow;  /* != 0: some GBQ dropped items, or a block left early */
     unsigned long long *gcount;    /* ATOMIC variant: per-block out counters (gridDim entries) */
     unsigned long long *finished;  /* blocks whose queue ran empty (or that left early) */
+    unsigned long long *left;      /* blocks that left early */
     long long leave_rounds;        /* > 0: a block still busy when 7/8 of the blocks have finished
                                       leaves after this many rounds, or after leave_rounds / 32
                                       with a queue of 16 items a thread; 0: never */
@@ -190,6 +191,7 @@ mlq_kernel(Op op, const IdxT *__restrict__ init, long long init_n, IdxT *gq, lon
             (rounds >= ctl.leave_rounds || (rounds >= ctl.leave_rounds / 32 && s_n >= 16 * (long long)blockDim.x)) &&
             *(volatile unsigned long long *)ctl.finished >= gridDim.x - gridDim.x / 8) {
             atomicExch(ctl.overflow, 1ull); /* the collection finds what this queue held */
+            atomicAdd(ctl.left, 1ull);
             s_n = 0;
         }
         __syncthreads();
@@ -267,7 +269,7 @@ template <typename Kern, typename Op, typename IdxT>
 static iwpp_status mlq_launch(iwpp_context *ctx, Kern kern, int blocks, size_t smem, const Op &op,
                               const IdxT *init, long long count, IdxT *gq, long long cap, int threshold,
                               unsigned long long *ctr, unsigned long long *gcount, size_t gc_bytes,
-                              bool *overflowed, long long leave_rounds = 0)
+                              bool *overflowed, long long leave_rounds = 0, bool *left = NULL)
 {
     cuda_state *st = cu_state(ctx);
     cudaStream_t s = st->stream;
@@ -279,15 +281,17 @@ static iwpp_status mlq_launch(iwpp_context *ctx, Kern kern, int blocks, size_t s
     ctl.overflow = ctr + 3;
     ctl.gcount = gcount;
     ctl.finished = ctr + 4;
+    ctl.left = ctr + 5;
     ctl.leave_rounds = leave_rounds;
     kern<<<blocks, MLQ_THREADS, smem, s>>>(op, init, count, gq, cap, threshold, ctl);
-    CU_TRY(ctx, cudaMemcpyAsync(st->hctr, ctr, 4 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
+    CU_TRY(ctx, cudaMemcpyAsync(st->hctr, ctr, 6 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
            "reading the queue counters");
     iwpp_status e = cu_sync(ctx, "running the queue phase");
     if (e != IWPP_OK) return e;
     ctx->stats.pixels_visited += (int64_t)st->hctr[1];
     ctx->stats.rounds += (int64_t)st->hctr[2];
     *overflowed = st->hctr[3] != 0;
+    if (left) *left = st->hctr[5] != 0;
     return IWPP_OK;
 }
 

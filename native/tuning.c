@@ -26,7 +26,7 @@ static const struct {
     {"cuda.edt_row_threads", 0},   {"cuda.edt_rows", 0},      {"cuda.edt_cols", 0},
     {"cuda.label_runs", 0},    {"cuda.rec_quads", 0},
     {"cuda.edt_lines", 0},     {"cuda.dan_switch", 0},        {"cuda.edt_bands", 0},
-    {"cuda.queue_share", 0},   {"cuda.queue_leave", 0},
+    {"cuda.queue_share", 0},   {"cuda.queue_leave", 0},       {"cuda.queue_host", 0},
     {"ocl.rec_scans", 0},
     {"ocl.edt_fresh", 0},      {"ocl.edt_local_mem", 0},      {"ocl.edt_rows", 0},
     {"ocl.edt_cols", 0},       {"ocl.edt_row_threads", 0},    {"ocl.edt_wide_threads", 0},

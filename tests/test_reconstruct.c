@@ -282,8 +282,8 @@ static void test_spiral_maze(void **state)
 
 /* The queue phase's blocks leave after one round once nearly all others are done (the way out
  * of a flood or a long chain in one block, cuda.queue_leave): every pass then spreads the
- * front again, hundreds of passes a call here. Backends without the key run the cases as
- * they are (the key is theirs to ignore). */
+ * front again, hundreds of passes a call here, or the host finishes from the partial result
+ * (cuda.queue_host). CUDA's only. */
 static void test_queue_blocks_leave(void **state)
 {
     if (g_backend != IWPP_BACKEND_CUDA) {
@@ -291,10 +291,17 @@ static void test_queue_blocks_leave(void **state)
                       iwpp_backend_name(g_backend));
         return;
     }
+    /* the front spread again after every pass; the host finishing after the first, the second */
+    static const char *const host[3] = {"off", "1", "2"};
     harness_tune("cuda.queue_leave", "1");
-    test_single_seed_flood(state);
-    test_spiral_maze(state);
-    test_random_2d(state);
+    for (int i = 0; i < 3; ++i) {
+        print_message("cuda.queue_host = %s\n", host[i]);
+        harness_tune("cuda.queue_host", host[i]);
+        test_single_seed_flood(state);
+        test_spiral_maze(state);
+        test_random_2d(state);
+    }
+    harness_tune("cuda.queue_host", NULL);
     harness_tune("cuda.queue_leave", NULL);
 }
 
