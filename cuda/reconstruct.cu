@@ -21,6 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h> /* sysconf: the host's free memory (host_room) */
+#endif
 
 /* Raster passes: 2 forward + backward iterations (see README for the measurements). */
 #define RASTER_ITERATIONS 2
@@ -301,6 +304,20 @@ static iwpp_status raster_scans(iwpp_context *ctx, T *J, const T *I, const geom 
     return IWPP_OK;
 }
 
+/* Whether @p bytes more would leave at least as much physical memory free (so that the host
+ * finish, which adds the CPU's working memory to its two copies, does not push the machine into
+ * swap or the OOM killer); true where the system does not say. */
+static bool host_room(size_t bytes)
+{
+#if defined(_SC_AVPHYS_PAGES) && defined(_SC_PAGESIZE)
+    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) return (double)bytes * 2.0 <= (double)pages * (double)page;
+#else
+    (void)bytes;
+#endif
+    return true;
+}
+
 /* Long chains are a CPU's work: a GPU queue round moves a chain one pixel in a few
  * microseconds, a host queue in nanoseconds. After the queue's blocks left work behind
  * QUEUE_HOST_LEAVES times (the spread front did not finish it either), the image goes to the
@@ -320,12 +337,17 @@ static iwpp_status host_finish(iwpp_context *ctx, void *J, const void *I, iwpp_t
     iwpp_buf bj = {type, g.w, g.h, g.d, hj, NULL}, bi = {type, g.w, g.h, g.d, hi, NULL};
     iwpp_image ij = iwpp_image_3d(hj, type, g.w, g.h, g.d), ii = iwpp_image_3d(hi, type, g.w, g.h, g.d);
     iwpp_status e = IWPP_OK;
-    if (hj && hi) {
+    if (hj && hi && host_room(2 * bytes)) {
         const iwpp_stats keep = ctx->stats; /* the CPU backend sets its own */
-        if ((e = iwpp_cuda_download(ctx, &dj, &ij)) == IWPP_OK && (e = iwpp_cuda_download(ctx, &di, &ii)) == IWPP_OK &&
-            (e = iwpp_cpu_backend.reconstruct(ctx, &bj, &bi, g.n, mode)) == IWPP_OK &&
-            (e = iwpp_cuda_upload(ctx, &dj, &ij)) == IWPP_OK)
-            *done = 1;
+        if ((e = iwpp_cuda_download(ctx, &dj, &ij)) == IWPP_OK && (e = iwpp_cuda_download(ctx, &di, &ii)) == IWPP_OK) {
+            e = iwpp_cpu_backend.reconstruct(ctx, &bj, &bi, g.n, mode);
+            if (e == IWPP_ENOMEM) { /* the host is short of memory for its queues: J is as it was */
+                ctx->message[0] = '\0';
+                e = IWPP_OK;
+            } else if (e == IWPP_OK && (e = iwpp_cuda_upload(ctx, &dj, &ij)) == IWPP_OK) {
+                *done = 1;
+            }
+        }
         ctx->stats = keep;
     }
     free(hj);
@@ -360,11 +382,11 @@ static iwpp_status queue_phase(iwpp_context *ctx, T *J, const T *I, const geom &
     /* rounds after which a block still busy when nearly all others are done leaves (0: never) */
     const char *lv = iwpp_tune(ctx, IWPP_TUNE_CUDA_QUEUE_LEAVE);
     const long long leave_rounds =
-        lv && !strcmp(lv, "off") ? 0 : iwpp_tune_int(ctx, IWPP_TUNE_CUDA_QUEUE_LEAVE, QUEUE_LEAVE_ROUNDS, 1, 1ll << 40);
+        lv && !strcmp(lv, "off") ? 0 : iwpp_tune_int(ctx, IWPP_TUNE_CUDA_QUEUE_LEAVE, QUEUE_LEAVE_ROUNDS, 0, 1ll << 40);
     /* passes whose blocks left early before the host finishes (0: never) */
     const char *hv = iwpp_tune(ctx, IWPP_TUNE_CUDA_QUEUE_HOST);
-    const long long host_leaves =
-        hv && !strcmp(hv, "off") ? 0 : iwpp_tune_int(ctx, IWPP_TUNE_CUDA_QUEUE_HOST, QUEUE_HOST_LEAVES, 1, 1ll << 40);
+    long long host_leaves =
+        hv && !strcmp(hv, "off") ? 0 : iwpp_tune_int(ctx, IWPP_TUNE_CUDA_QUEUE_HOST, QUEUE_HOST_LEAVES, 0, 1ll << 40);
     long long leaves = 0;
 
     for (int pass = 0;; ++pass) {
@@ -446,11 +468,13 @@ static iwpp_status queue_phase(iwpp_context *ctx, T *J, const T *I, const geom &
                 st->host_finished = 1;
                 break;
             }
+            host_leaves = 0; /* no room on the host: the GPU finishes, without asking again */
         }
-        /* a queue dropped items or a block left a flood or a long chain behind (mlqueue.cuh):
-           one raster iteration carries floods and straight runs across the image at once, then
-           the next pass collects the front and spreads it over every block */
-        if ((e = raster_scans<T, ERO>(ctx, J, I, g, 1)) != IWPP_OK) return e;
+        /* a block left a flood or a long chain behind (mlqueue.cuh): one raster iteration
+           carries floods and straight runs across the image at once, then the next pass
+           collects the front and spreads it over every block (a queue that only overflowed is
+           collected again as it was) */
+        if (left && (e = raster_scans<T, ERO>(ctx, J, I, g, 1)) != IWPP_OK) return e;
     }
     return IWPP_OK;
 }

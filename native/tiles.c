@@ -1043,10 +1043,10 @@ static iwpp_status res_get(iwpp_context *c, size_t bytes, worker *w)
     if (r->host_bytes < bytes || r->host_bytes > 2 * bytes || r->dev_bytes < bytes || r->dev_bytes > 2 * bytes) {
         res_free(c);
         /* host regions: the marker's; on devices the mask's too (the CPU backend reads it from
-           the caller's array) */
-        const int nh = c->ops->kind == IWPP_BACKEND_CPU ? 1 : 2;
-        for (int i = 0; i < nh; ++i) r->host[i] = scratch_alloc(c, bytes, &r->pinned[i]);
-        if (!r->host[0] || !r->host[nh - 1]) {
+           the caller's array, and so does a device worker that cannot have the second one) */
+        r->host[0] = scratch_alloc(c, bytes, &r->pinned[0]);
+        if (r->host[0] && c->ops->kind != IWPP_BACKEND_CPU) r->host[1] = scratch_alloc(c, bytes, &r->pinned[1]);
+        if (!r->host[0]) {
             res_free(c);
             return iwpp_set_error(c, IWPP_ENOMEM, "out of host memory for tile scratch (%.1f MiB)",
                                   (double)bytes / 1048576.0);
@@ -1211,9 +1211,6 @@ static void plus_zeros(iwpp_image *im)
         }
 }
 
-/* The plan: the largest region (pixels) of a tile, the smallest any worker's budget allows; with
- * several workers also small enough that there are a few tiles per worker to balance. Sets
- * *ngpu to the number of device workers. */
 /* How many of the @p nw workers share worker k's device (CPU workers: the host). */
 static int device_sharing(iwpp_context *const *wc, int nw, int k)
 {
@@ -1222,6 +1219,9 @@ static int device_sharing(iwpp_context *const *wc, int nw, int k)
     return sharing;
 }
 
+/* The plan: the largest region (pixels) of a tile, the smallest any worker's budget allows; with
+ * several workers also small enough that there are a few tiles per worker to balance. Sets
+ * *ngpu to the number of device workers. */
 static double tile_pixels_plan(iwpp_context *ctx, iwpp_context *const *wc, int nw, const iwpp_image *mask,
                                int *ngpu)
 {

@@ -284,6 +284,41 @@ static void test_spiral_maze(void **state)
  * of a flood or a long chain in one block, cuda.queue_leave): every pass then spreads the
  * front again, hundreds of passes a call here, or the host finishes from the partial result
  * (cuda.queue_host). CUDA's only. */
+/* One 63^2 spiral on a queue configuration with the blocks leaving after one round: the
+ * stats must show that the way out was taken (a re-run pass; or the host's finish). */
+static void check_leave_taken(int host_finishes)
+{
+    iwpp_context *ctx = NULL; /* the first configuration with a queue phase */
+    for (int i = 0; i < g_ncfg && !ctx; ++i)
+        if (strcmp(g_cfg[i].name, "megapixel") != 0) ctx = g_cfg[i].ctx;
+    if (!ctx) return;
+    const odims d = {63, 63, 1};
+    const int64_t n = odims_count(d);
+    double *corr = vol_alloc(d), *mask = vol_alloc(d), *mk = vol_alloc(d);
+    gen_spiral(d, corr);
+    for (int64_t i = 0; i < n; ++i) {
+        mask[i] = corr[i] == 0.0 ? 0.0 : 200.0;
+        mk[i] = 0.0;
+    }
+    mk[0] = 200.0;
+    timg a, b;
+    if (!timg_init(&a, IWPP_U8, d, 0, 0) || !timg_init(&b, IWPP_U8, d, 0, 0)) fail_msg("out of memory in the test");
+    timg_load(&a, mk);
+    timg_load(&b, mask);
+    assert_int_equal(iwpp_reconstruct(ctx, &a.v, &b.v, 4, IWPP_BY_DILATION), IWPP_OK);
+    iwpp_stats st;
+    assert_int_equal(iwpp_context_stats(ctx, &st), IWPP_OK);
+    const int on_host = strstr(st.variant, "long chains on the host") != NULL;
+    if (on_host != host_finishes || (!host_finishes && st.overflow_reruns == 0))
+        fail_msg("spiral 63^2, blocks leaving after one round, cuda.queue_host %s: variant \"%s\", %lld re-runs",
+                 host_finishes ? "1" : "off", st.variant, (long long)st.overflow_reruns);
+    timg_free(&a);
+    timg_free(&b);
+    free(corr);
+    free(mask);
+    free(mk);
+}
+
 static void test_queue_blocks_leave(void **state)
 {
     if (g_backend != IWPP_BACKEND_CUDA) {
@@ -297,6 +332,7 @@ static void test_queue_blocks_leave(void **state)
     for (int i = 0; i < 3; ++i) {
         print_message("cuda.queue_host = %s\n", host[i]);
         harness_tune("cuda.queue_host", host[i]);
+        if (i < 2) check_leave_taken(i == 1);
         test_single_seed_flood(state);
         test_spiral_maze(state);
         test_random_2d(state);

@@ -211,9 +211,10 @@ IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t b
  *   queue phase takes every resident block even where other workers share the device; default 1:
  *   its share of them), cuda.queue_leave (rounds after which a block of the reconstruction's
  *   queue phase still busy when 7/8 of the blocks have finished leaves, and the front is spread
- *   again after a raster iteration; a 32nd of that with 16 items a thread; default 2048, "off":
- *   never), cuda.queue_host (passes in which blocks left early before the image goes to the host
- *   and the CPU finishes the reconstruction; default 2, "off": never), ocl.rec_scans,
+ *   again after a raster iteration; a 32nd of that with 16 items a thread; default 2048, 0 or
+ *   "off": never), cuda.queue_host (passes in which blocks left early before the image goes to
+ *   the host and the CPU finishes the reconstruction, where the host has the memory; default 2,
+ *   0 or "off": never), ocl.rec_scans,
  *   ocl.edt_fresh, ocl.edt_local_mem, ocl.edt_rows, ocl.edt_cols, ocl.edt_row_threads,
  *   ocl.edt_wide_threads, ocl.edt_lines (as cuda.edt_lines), ocl.dan_switch (as cuda.dan_switch,
  *   per work-group; default 4), ocl.queue_groups (work-groups of the queue phase per
