@@ -470,11 +470,11 @@ static iwpp_status queue_phase(iwpp_context *ctx, T *J, const T *I, const geom &
             }
             host_leaves = 0; /* no room on the host: the GPU finishes, without asking again */
         }
-        /* a block left a flood or a long chain behind (mlqueue.cuh): one raster iteration
-           carries floods and straight runs across the image at once, then the next pass
-           collects the front and spreads it over every block (a queue that only overflowed is
-           collected again as it was) */
-        if (left && (e = raster_scans<T, ERO>(ctx, J, I, g, 1)) != IWPP_OK) return e;
+        /* a queue dropped items or a block left a flood or a long chain behind (mlqueue.cuh):
+           one raster iteration carries floods and straight runs across the image at once, then
+           the next pass collects the front and spreads it over every block (the measurements
+           in cuda/README.md were made so; with a small queue_capacity each overflow pays it) */
+        if ((e = raster_scans<T, ERO>(ctx, J, I, g, 1)) != IWPP_OK) return e;
     }
     return IWPP_OK;
 }
