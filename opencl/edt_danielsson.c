@@ -201,7 +201,7 @@ static cl_int dan_queues(iwpp_context *ctx, dan_call *c, size_t lg, cl_uint in_n
         ka_spacing(&a, c);
         iwpp_ocl_mlq_args(&a, &c->q, c->la, in_n, c->gq, c->qcnt, c->gstats);
         err = a.err;
-        if (err == CL_SUCCESS) err = iwpp_ocl_mlq_run(ctx, c->k[K_QUEUE], &c->q, c->qcnt, c->gstats, c->host, &overflow);
+        if (err == CL_SUCCESS) err = iwpp_ocl_mlq_run(ctx, c->k[K_QUEUE], &c->q, c->qcnt, c->gstats, c->host, &overflow, NULL);
         if (err != CL_SUCCESS || !overflow) break;
         ctx->stats.overflow_reruns++;
         err = dan_reseed(c, lg, &in_n);

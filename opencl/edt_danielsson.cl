@@ -182,7 +182,7 @@ __kernel void edt_dan_queue(__global uint *vr, int w, int h, int d, int sy, int 
                             int noffs, double hx, double hy, double hz, __global const uint *seeds,
                             uint nseeds, __global uint *gq, uint cap, __global volatile uint *counters,
                             __global uint *gstats, __local uint *bq, uint bq_cap, __local uint *scan,
-                            __local uint *tq, uint K, int variant)
+                            __local uint *tq, uint K, int variant, uint leave_rounds)
 {
     __global volatile uint *vv = (__global volatile uint *)vr;
     MLQ_GROUP_ROUNDS(DAN_VISIT)

@@ -27,6 +27,7 @@ iwpp_status iwpp_ocl_mlq_plan(iwpp_context *ctx, cl_kernel k, int noffs, uint64_
     if (q->G < 1) q->G = 1;
     if (q->G > 4096) q->G = 4096;
     q->K = 1, q->variant = 0, q->vname = "multilevel";
+    q->leave_rounds = 0;
     if (ctx->queue_variant == IWPP_QUEUE_ATOMIC) {
         q->variant = 1, q->vname = "atomic";
     } else if (ctx->queue_variant == IWPP_QUEUE_PREFIXSUM) {
@@ -74,10 +75,11 @@ void iwpp_ocl_mlq_args(iwpp_kargs *a, const iwpp_ocl_mlq *q, cl_mem seeds, cl_ui
     ka_local(a, q->tq_words * sizeof(cl_uint));
     ka_uint(a, q->K);
     ka_int(a, q->variant);
+    ka_uint(a, q->leave_rounds);
 }
 
 cl_int iwpp_ocl_mlq_run(iwpp_context *ctx, cl_kernel k, const iwpp_ocl_mlq *q, cl_mem counters, cl_mem gstats,
-                        cl_uint *host, int *overflow)
+                        cl_uint *host, int *overflow, int *left)
 {
     iwpp_ocl *s = iwpp_ocl_state(ctx);
     size_t global = q->G * q->L, L = q->L;
@@ -95,5 +97,12 @@ cl_int iwpp_ocl_mlq_run(iwpp_context *ctx, cl_kernel k, const iwpp_ocl_mlq *q, c
     }
     ctx->stats.rounds += rmax;
     *overflow = host[1] != 0;
-    return CL_SUCCESS;
+    if (left) {
+        cl_uint n_left = 0;
+        if (q->leave_rounds > 0 && *overflow)
+            err = s->api->clEnqueueReadBuffer(s->queue, counters, CL_TRUE, (3 + q->G) * sizeof(cl_uint),
+                                              sizeof(cl_uint), &n_left, 0, NULL, NULL);
+        *left = n_left != 0;
+    }
+    return err;
 }

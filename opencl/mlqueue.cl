@@ -55,6 +55,7 @@ typedef struct mlq_slot {
 typedef struct mlq_state {
     mlq_slot slot[3];
     uint out_n; /* items written (or attempted) to the global out queue */
+    uint leave; /* the group leaves its queue (leave_rounds) */
 } mlq_state;
 
 inline void mlq_reset(__local mlq_state *st)
@@ -132,10 +133,15 @@ inline uint mlq_push(__local mlq_state *st, uint step, uint fill, __local uint *
  * work-items take the round's items K at a time and run VISIT(p) on each, which calls
  * MLQ_QUEUE(q) for every neighbour q it changed; the queued items are the next round's input.
  * The groups never wait for each other. It expects the kernel's arguments seeds, nseeds, gq,
- * cap, counters, gstats, bq, bq_cap, scan, tq, K and variant, with these meanings:
+ * cap, counters, gstats, bq, bq_cap, scan, tq, K, variant and leave_rounds, with these meanings:
  *   tq: K * noffs entries per work-item (the private queues, in local memory);
  *   gq: two halves (in/out) of cap items per group; counters[1] the overflow flag,
- *       counters[2 + g] group g's count in the atomic variant;
+ *       counters[2 + g] group g's count in the atomic variant; with leave_rounds > 0
+ *       counters[2 + G] the groups finished, counters[3 + G] those that left early;
+ *   leave_rounds: > 0: a group still busy when all other groups but an eighth have finished
+ *       leaves after that many rounds (after a 32nd of them with 16 items a work-item queued),
+ *       raising the overflow flag: the host collects the front again and spreads it over every
+ *       group (a flood from one seed, a long chain); 0: never;
  *   gstats[2g] = items taken, gstats[2g+1] = rounds;
  *   variant: VARIANT_MULTILEVEL (private + local + global queue, the private queues moved into
  *   the local one with a local atomic per work-item: mlq_push), VARIANT_PREFIXSUM (the same with
@@ -169,6 +175,7 @@ inline uint mlq_push(__local mlq_state *st, uint step, uint fill, __local uint *
     __global uint *mlq_out = mlq_qa;                                                                   \
     __global volatile uint *mlq_ovf = counters + 1;                                                    \
     __global volatile uint *mlq_acount = counters + 2 + mlq_g;                                         \
+    __global volatile uint *mlq_fin = counters + 2 + mlq_G;                                            \
     uint mlq_visited = 0, mlq_rounds = 0;                                                              \
     while (mlq_in_n > 0) {                                                                             \
         if (mlq_lid == 0) {                                                                            \
@@ -192,11 +199,22 @@ inline uint mlq_push(__local mlq_state *st, uint step, uint fill, __local uint *
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                           \
         ++mlq_rounds;                                                                                  \
         const uint mlq_n_out = (variant == VARIANT_ATOMIC) ? *mlq_acount : mlq_st.out_n;               \
+        if (leave_rounds > 0u && mlq_lid == 0) {                                                       \
+            mlq_st.leave = mlq_n_out > 0u &&                                                           \
+                           (mlq_rounds >= leave_rounds ||                                              \
+                            (mlq_rounds >= leave_rounds / 32u && mlq_n_out >= 16u * mlq_L)) &&        \
+                           *mlq_fin + 1u + mlq_G / 8u >= mlq_G;                                        \
+            if (mlq_st.leave) {                                                                        \
+                *mlq_ovf = 1u; /* the collection finds what this queue held */                         \
+                atomic_inc(mlq_fin + 1);                                                               \
+            }                                                                                          \
+        }                                                                                              \
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                           \
-        mlq_in_n = min(mlq_n_out, cap);                                                                \
+        mlq_in_n = (leave_rounds > 0u && mlq_st.leave) ? 0u : min(mlq_n_out, cap);                     \
         mlq_in = mlq_out;                                                                              \
         mlq_out = (mlq_out == mlq_qa) ? mlq_qb : mlq_qa;                                               \
     }                                                                                                  \
+    if (leave_rounds > 0u && mlq_lid == 0) atomic_inc(mlq_fin);                                        \
     wg_scan_excl(mlq_visited, scan);                                                                   \
     if (mlq_lid == 0) {                                                                                \
         gstats[2 * mlq_g] = scan[mlq_L];                                                               \

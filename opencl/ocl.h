@@ -147,6 +147,8 @@ typedef struct iwpp_ocl_mlq {
     size_t tq_words;    /* private queue words in local memory */
     cl_uint bq_cap;     /* work-group queue entries */
     cl_uint cap;        /* per-group global queue capacity (an in and an out half each) */
+    cl_uint leave_rounds; /* > 0: groups left behind by the others leave (mlqueue.cl); the
+                             counters then need 4 + G words. 0 from iwpp_ocl_mlq_plan */
 } iwpp_ocl_mlq;
 /** Sizes the queues for kernel @p k, @p noffs neighbours and an image of @p n pixels, from the
  *  device and the context's queue settings; @p what names the operation in errors. */
@@ -156,10 +158,10 @@ iwpp_status iwpp_ocl_mlq_plan(iwpp_context *ctx, cl_kernel k, int noffs, uint64_
 void iwpp_ocl_mlq_args(iwpp_kargs *a, const iwpp_ocl_mlq *q, cl_mem seeds, cl_uint nseeds, cl_mem gq,
                        cl_mem counters, cl_mem gstats);
 /** Runs queue kernel @p k (its arguments set) and waits: adds the items taken and the largest
- *  group's rounds to ctx's stats; *overflow = a queue overflowed (counters[1]). host: scratch of
- *  2 + 2 G words. */
+ *  group's rounds to ctx's stats; *overflow = a queue overflowed or a group left early
+ *  (counters[1]); *left (may be NULL) = a group left early. host: scratch of 2 + 2 G words. */
 cl_int iwpp_ocl_mlq_run(iwpp_context *ctx, cl_kernel k, const iwpp_ocl_mlq *q, cl_mem counters, cl_mem gstats,
-                        cl_uint *host, int *overflow);
+                        cl_uint *host, int *overflow, int *left);
 
 /* Operation files. */
 /** The two distance transforms (edt_exact.c, edt_danielsson.c; entry iwpp_ocl_edt in edt.c). */

@@ -32,19 +32,26 @@
  * 4-conn 15.4 / 10.3 / 11.2, 8-conn 11.3 / 14.0 / 18.6 (CUDA: 9.0 and 9.3 ms). */
 #define SCAN_ITERATIONS_FACE 2   /* 4- and 6-connected (face neighbours only) */
 #define SCAN_ITERATIONS_FULLNB 1 /* 8-, 18- and 26-connected */
+/* Imbalance (as CUDA's, cuda/README.md): a group left behind by the others leaves after this
+ * many rounds (ocl.queue_leave) and the front is spread again after a scan iteration; after
+ * QUEUE_HOST_LEAVES such passes (ocl.queue_host) the CPU finishes from the partial result. */
+#define QUEUE_LEAVE_ROUNDS 2048
+#define QUEUE_HOST_LEAVES 2
 
 /* What the plan chose for one call of the queue algorithm. */
 typedef struct rec_plan {
     iwpp_ocl_mlq q;           /* the work-group queues (mlqueue.c) */
     size_t Ls;                /* seed work-group size */
     cl_uint seed_cap;         /* seed list capacity */
-    int noffs, naxes, scan_its;
+    int noffs, naxes, scan_its, connectivity;
+    long long host_leaves;    /* passes with early leaves before the host finishes (0: never) */
 } rec_plan;
 
 typedef struct rec_job {
     iwpp_ocl *s;
     cl_mem J, offs, scan_offs[6], seeds, gq, counters, gstats, F;
     int nscan[6];
+    int host_finished; /* the long chains ran on the host */
 } rec_job;
 
 enum { K_TO, K_FROM, K_SSEG, K_CARRY, K_APPLY, K_SEED, K_QUEUE, K_COUNT };
@@ -117,6 +124,11 @@ static iwpp_status rec_plan_make(iwpp_context *ctx, const iwpp_buf *marker, cons
     /* raster + anti-raster iterations (tuning key ocl.rec_scans, 0..64) */
     p->scan_its = noffs == 2 * p->naxes ? SCAN_ITERATIONS_FACE : SCAN_ITERATIONS_FULLNB;
     p->scan_its = (int)iwpp_tune_int(ctx, IWPP_TUNE_OCL_REC_SCANS, p->scan_its, 0, 64);
+    const char *lv = iwpp_tune(ctx, IWPP_TUNE_OCL_QUEUE_LEAVE), *hv = iwpp_tune(ctx, IWPP_TUNE_OCL_QUEUE_HOST);
+    p->q.leave_rounds = lv && !strcmp(lv, "off")
+                            ? 0
+                            : (cl_uint)iwpp_tune_int(ctx, IWPP_TUNE_OCL_QUEUE_LEAVE, QUEUE_LEAVE_ROUNDS, 0, 1 << 30);
+    p->host_leaves = hv && !strcmp(hv, "off") ? 0 : iwpp_tune_int(ctx, IWPP_TUNE_OCL_QUEUE_HOST, QUEUE_HOST_LEAVES, 0, 1 << 30);
     return IWPP_OK;
 }
 
@@ -147,7 +159,7 @@ static iwpp_status rec_alloc(iwpp_context *ctx, const rec_plan *p, const iwpp_bu
     if ((rs = iwpp_ocl_alloc(ctx, n * 4, "the reconstruction working image", &j->J)) ||
         (rs = iwpp_ocl_alloc(ctx, (size_t)p->seed_cap * 4, "the seed queue", &j->seeds)) ||
         (rs = iwpp_ocl_alloc(ctx, (size_t)p->q.cap * 2 * p->q.G * 4, "the per-group queues", &j->gq)) ||
-        (rs = iwpp_ocl_alloc(ctx, (2 + p->q.G) * 4, "the queue counters", &j->counters)) ||
+        (rs = iwpp_ocl_alloc(ctx, (4 + p->q.G) * 4, "the queue counters", &j->counters)) ||
         (rs = iwpp_ocl_alloc(ctx, 2 * p->q.G * 4, "the queue statistics", &j->gstats)) ||
         (rs = iwpp_ocl_alloc(ctx, scan_table_bytes(marker, p->naxes), "the scan segment table", &j->F)))
         return rs;
@@ -259,7 +271,7 @@ static cl_int seed_round(iwpp_ocl *s, const rec_plan *p, const cl_kernel k[K_COU
 {
     const cl_uint zero = 0;
     const cl_uint n = (cl_uint)iwpp_buf_count(m);
-    cl_int err = s->api->clEnqueueFillBuffer(s->queue, j->counters, &zero, sizeof zero, 0, (2 + p->q.G) * 4, 0, NULL,
+    cl_int err = s->api->clEnqueueFillBuffer(s->queue, j->counters, &zero, sizeof zero, 0, (4 + p->q.G) * 4, 0, NULL,
                                              NULL);
     if (err == CL_SUCCESS) err = seed_args(s, k[K_SEED], p, j, m, mask, inv);
     if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k[K_SEED], n, p->Ls);
@@ -269,24 +281,81 @@ static cl_int seed_round(iwpp_ocl *s, const rec_plan *p, const cl_kernel k[K_COU
     return err;
 }
 
-/* The queue phase, re-run from the partial result after an overflow; adds to the stats. */
-static iwpp_status run_queue(iwpp_context *ctx, const rec_plan *p, const cl_kernel k[K_COUNT], const rec_job *j,
-                             const iwpp_buf *m, cl_mem mask, cl_uint inv)
+/* Long chains are a CPU's work (as CUDA's host_finish, cuda/reconstruct.cu): the marker from
+ * the working keys, both images to the host, the CPU backend's reconstruction from the partial
+ * result (a marker between the input and the result: the same result), the marker back and
+ * into keys. *done = 0 where the host lacks the memory: the device goes on. */
+static iwpp_status host_finish(iwpp_context *ctx, const rec_plan *p, const cl_kernel k[K_COUNT], const rec_job *j,
+                               const iwpp_buf *m, const iwpp_buf *mask, cl_uint inv, int *done)
 {
     iwpp_ocl *s = iwpp_ocl_state(ctx);
+    const cl_uint n = (cl_uint)iwpp_buf_count(m);
+    const size_t bytes = (size_t)n * iwpp_type_size(m->type);
+    *done = 0;
+    void *hm = malloc(bytes ? bytes : 1), *hk = malloc(bytes ? bytes : 1);
+    iwpp_status rs = IWPP_OK;
+    if (hm && hk) {
+        iwpp_buf bm = {m->type, m->w, m->h, m->d, hm, NULL}, bk = {m->type, m->w, m->h, m->d, hk, NULL};
+        iwpp_image im = iwpp_image_3d(hm, m->type, m->w, m->h, m->d), ik = iwpp_image_3d(hk, m->type, m->w, m->h, m->d);
+        cl_int err = iwpp_ocl_keys(s, k[K_FROM], (cl_mem)m->ptr, j->J, inv, n);
+        if (err != CL_SUCCESS) rs = iwpp_ocl_fail(ctx, err, "the reconstruction's partial result");
+        const iwpp_stats keep = ctx->stats; /* the CPU backend sets its own */
+        if (!rs && !(rs = ctx->ops->download(ctx, m, &im)) && !(rs = ctx->ops->download(ctx, mask, &ik))) {
+            rs = iwpp_cpu_backend.reconstruct(ctx, &bm, &bk, p->connectivity, inv ? IWPP_BY_EROSION : IWPP_BY_DILATION);
+            if (rs == IWPP_ENOMEM) { /* J is as it was */
+                ctx->message[0] = '\0';
+                rs = IWPP_OK;
+            } else if (!rs && !(rs = ctx->ops->upload(ctx, (iwpp_buf *)m, &im))) {
+                err = iwpp_ocl_keys(s, k[K_TO], j->J, (cl_mem)m->ptr, inv, n);
+                if (err != CL_SUCCESS) rs = iwpp_ocl_fail(ctx, err, "the reconstruction's result from the host");
+                else *done = 1;
+            }
+        }
+        ctx->stats = keep;
+    }
+    free(hm);
+    free(hk);
+    return rs;
+}
+
+/* The queue phase, re-run from the partial result after an overflow or an early leave (then
+ * after one scan iteration, or finished on the host); adds to the stats. */
+static iwpp_status run_queue(iwpp_context *ctx, const rec_plan *p, const cl_kernel k[K_COUNT], rec_job *j,
+                             const iwpp_buf *m, const iwpp_buf *mask_buf, cl_uint inv)
+{
+    iwpp_ocl *s = iwpp_ocl_state(ctx);
+    cl_mem mask = (cl_mem)mask_buf->ptr;
     cl_uint *host = malloc((2 + 2 * p->q.G) * sizeof(cl_uint));
     if (!host) return iwpp_set_error(ctx, IWPP_ENOMEM, "OpenCL reconstruction: out of host memory");
     cl_int err = CL_SUCCESS;
+    long long leaves = 0, host_leaves = p->host_leaves;
+    iwpp_status rs = IWPP_OK;
     for (;;) {
         cl_uint nseeds = 0;
-        int overflow = 0;
+        int overflow = 0, left = 0;
         if ((err = seed_round(s, p, k, j, m, mask, inv, host, &nseeds)) != CL_SUCCESS || nseeds == 0) break;
         err = queue_args(s, k[K_QUEUE], p, j, m, mask, inv, nseeds);
-        if (err == CL_SUCCESS) err = iwpp_ocl_mlq_run(ctx, k[K_QUEUE], &p->q, j->counters, j->gstats, host, &overflow);
+        if (err == CL_SUCCESS)
+            err = iwpp_ocl_mlq_run(ctx, k[K_QUEUE], &p->q, j->counters, j->gstats, host, &overflow, &left);
         if (err != CL_SUCCESS || !overflow) break;
         ctx->stats.overflow_reruns++;
+        if (!left) continue;
+        if (host_leaves > 0 && ++leaves >= host_leaves) {
+            int done = 0;
+            if ((rs = host_finish(ctx, p, k, j, m, mask_buf, inv, &done)) != IWPP_OK || done) {
+                j->host_finished = done;
+                break;
+            }
+            host_leaves = 0; /* no room on the host: the device finishes, without asking again */
+        }
+        /* one scan iteration carries a flood along every line at once; the next pass collects
+           the front and spreads it over every group */
+        for (int di = 0; di < 2 && err == CL_SUCCESS; ++di)
+            for (int a = 0; a < p->naxes && err == CL_SUCCESS; ++a) err = run_scan_pass(s, k, j, m, mask, inv, a, di);
+        if (err != CL_SUCCESS) break;
     }
     free(host);
+    if (rs != IWPP_OK) return rs;
     return err == CL_SUCCESS ? IWPP_OK : iwpp_ocl_fail(ctx, err, "the reconstruction queue phase");
 }
 
@@ -306,7 +375,7 @@ iwpp_status iwpp_ocl_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp
 }
 
 /* FH_GPU: keys, scans, queue phase, values. */
-static iwpp_status fh_run(iwpp_context *ctx, const rec_plan *p, const cl_kernel k[K_COUNT], const rec_job *j,
+static iwpp_status fh_run(iwpp_context *ctx, const rec_plan *p, const cl_kernel k[K_COUNT], rec_job *j,
                           iwpp_buf *marker, const iwpp_buf *mask, cl_uint inv)
 {
     iwpp_ocl *s = iwpp_ocl_state(ctx);
@@ -315,7 +384,7 @@ static iwpp_status fh_run(iwpp_context *ctx, const rec_plan *p, const cl_kernel 
     cl_int err = iwpp_ocl_keys(s, k[K_TO], j->J, mk, inv, n);
     if (err == CL_SUCCESS) err = run_scans(s, p, k, j, marker, ms, inv);
     if (err != CL_SUCCESS) return iwpp_ocl_fail(ctx, err, "the reconstruction scans");
-    iwpp_status rs = run_queue(ctx, p, k, j, marker, ms, inv);
+    iwpp_status rs = run_queue(ctx, p, k, j, marker, mask, inv);
     if (rs) return rs;
     err = iwpp_ocl_keys(s, k[K_FROM], mk, j->J, inv, n);
     if (err == CL_SUCCESS) err = iwpp_ocl_finish(s);
@@ -344,11 +413,14 @@ static iwpp_status ocl_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iw
     rec_plan p;
     ctx->stats.pixels_visited = ctx->stats.rounds = ctx->stats.overflow_reruns = 0; /* run_queue adds */
     if (!(rs = iwpp_ocl_offsets(ctx, connectivity, marker, &j.offs, &noffs)) &&
-        !(rs = rec_plan_make(ctx, marker, k, noffs, &p)) && !(rs = rec_alloc(ctx, &p, marker, connectivity, &j)))
+        !(rs = rec_plan_make(ctx, marker, k, noffs, &p)) && !(rs = rec_alloc(ctx, &p, marker, connectivity, &j))) {
+        p.connectivity = connectivity;
         rs = fh_run(ctx, &p, k, &j, marker, mask, mode == IWPP_BY_EROSION ? 0xffffffffu : 0u);
+    }
     job_free(&j);
     if (rs) return rs;
-    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-fh/%s", p.q.vname);
+    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-fh/%s%s", p.q.vname,
+             j.host_finished ? ", long chains on the host" : "");
     ctx->stats.compute_ms = iwpp_ocl_timer_ms(j.s);
     return IWPP_OK;
 }

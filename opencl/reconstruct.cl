@@ -219,7 +219,7 @@ __kernel void rec_queue(__global uint *J, __global const pix_t *I, uint inv, int
                         __constant int4 *offs, int noffs, __global const uint *seeds,
                         uint nseeds, __global uint *gq, uint cap, __global volatile uint *counters,
                         __global uint *gstats, __local uint *bq, uint bq_cap, __local uint *scan,
-                        __local uint *tq, uint K, int variant)
+                        __local uint *tq, uint K, int variant, uint leave_rounds)
 {
     __global volatile uint *Jv = (__global volatile uint *)J;
     MLQ_GROUP_ROUNDS(REC_VISIT)

@@ -280,10 +280,6 @@ static void test_spiral_maze(void **state)
     assert_int_equal(fails, 0);
 }
 
-/* The queue phase's blocks leave after one round once nearly all others are done (the way out
- * of a flood or a long chain in one block, cuda.queue_leave): every pass then spreads the
- * front again, hundreds of passes a call here, or the host finishes from the partial result
- * (cuda.queue_host). CUDA's only. */
 /* One 63^2 spiral on a queue configuration with the blocks leaving after one round: the
  * stats must show that the way out was taken (a re-run pass; or the host's finish). */
 static void check_leave_taken(int host_finishes)
@@ -310,7 +306,7 @@ static void check_leave_taken(int host_finishes)
     assert_int_equal(iwpp_context_stats(ctx, &st), IWPP_OK);
     const int on_host = strstr(st.variant, "long chains on the host") != NULL;
     if (on_host != host_finishes || (!host_finishes && st.overflow_reruns == 0))
-        fail_msg("spiral 63^2, blocks leaving after one round, cuda.queue_host %s: variant \"%s\", %lld re-runs",
+        fail_msg("spiral 63^2, blocks leaving after one round, queue_host %s: variant \"%s\", %lld re-runs",
                  host_finishes ? "1" : "off", st.variant, (long long)st.overflow_reruns);
     timg_free(&a);
     timg_free(&b);
@@ -319,26 +315,32 @@ static void check_leave_taken(int host_finishes)
     free(mk);
 }
 
+/* The queue phase's blocks (work-groups) leave after one round once nearly all others are done
+ * (the way out of a flood or a long chain in one block, cuda.queue_leave / ocl.queue_leave):
+ * every pass then spreads the front again, hundreds of passes a call here, or the host finishes
+ * from the partial result (cuda.queue_host / ocl.queue_host). GPU backends only. */
 static void test_queue_blocks_leave(void **state)
 {
-    if (g_backend != IWPP_BACKEND_CUDA) {
-        print_message("(the blocks' early leave is CUDA's: nothing more to check on %s)\n",
-                      iwpp_backend_name(g_backend));
+    if (g_backend == IWPP_BACKEND_CPU) {
+        print_message("(the queue's early leave is the GPU backends': nothing more to check on the CPU)\n");
         return;
     }
+    const int cuda = g_backend == IWPP_BACKEND_CUDA;
+    const char *leave_key = cuda ? "cuda.queue_leave" : "ocl.queue_leave";
+    const char *host_key = cuda ? "cuda.queue_host" : "ocl.queue_host";
     /* the front spread again after every pass; the host finishing after the first, the second */
     static const char *const host[3] = {"off", "1", "2"};
-    harness_tune("cuda.queue_leave", "1");
+    harness_tune(leave_key, "1");
     for (int i = 0; i < 3; ++i) {
-        print_message("cuda.queue_host = %s\n", host[i]);
-        harness_tune("cuda.queue_host", host[i]);
+        print_message("%s = %s\n", host_key, host[i]);
+        harness_tune(host_key, host[i]);
         if (i < 2) check_leave_taken(i == 1);
         test_single_seed_flood(state);
         test_spiral_maze(state);
         test_random_2d(state);
     }
-    harness_tune("cuda.queue_host", NULL);
-    harness_tune("cuda.queue_leave", NULL);
+    harness_tune(host_key, NULL);
+    harness_tune(leave_key, NULL);
 }
 
 /* Strided views (stride_y > width, stride_z > stride_y*height). */

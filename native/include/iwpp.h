@@ -225,7 +225,8 @@ IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t b
  *   least this many bytes go through page-locked staging buffers; GPUs 2M, CPU devices "off"),
  *   ocl.stage_chunk (bytes of each of the four staging buffers, at least 128; default 16M),
  *   ocl.dan_linear (1: the Danielsson EDT's sites as linear indices even where packed
- *   coordinates fit; tests),
+ *   coordinates fit; tests), ocl.queue_leave, ocl.queue_host (as cuda.queue_leave and
+ *   cuda.queue_host, for the work-groups of the OpenCL reconstruction's queue phase),
  *   tiles.rerun_pops (a tiled reconstruction's host re-run of a tile gives up for a full run of
  *   the tile on a device after this many queue pops; default: once it has taken as long as a
  *   full run would; "off": never).
