@@ -21,9 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__unix__) || defined(__APPLE__)
-#include <unistd.h> /* sysconf: the host's free memory (host_room) */
-#endif
 
 /* Raster passes: 2 forward + backward iterations (see README for the measurements). */
 #define RASTER_ITERATIONS 2
@@ -304,20 +301,6 @@ static iwpp_status raster_scans(iwpp_context *ctx, T *J, const T *I, const geom 
     return IWPP_OK;
 }
 
-/* Whether @p bytes more would leave at least as much physical memory free (so that the host
- * finish, which adds the CPU's working memory to its two copies, does not push the machine into
- * swap or the OOM killer); true where the system does not say. */
-static bool host_room(size_t bytes)
-{
-#if defined(_SC_AVPHYS_PAGES) && defined(_SC_PAGESIZE)
-    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0) return (double)bytes * 2.0 <= (double)pages * (double)page;
-#else
-    (void)bytes;
-#endif
-    return true;
-}
-
 /* Long chains are a CPU's work: a GPU queue round moves a chain one pixel in a few
  * microseconds, a host queue in nanoseconds. After the queue's blocks left work behind
  * QUEUE_HOST_LEAVES times (the spread front did not finish it either), the image goes to the
@@ -330,29 +313,8 @@ static bool host_room(size_t bytes)
 static iwpp_status host_finish(iwpp_context *ctx, void *J, const void *I, iwpp_type type, const geom &g,
                                iwpp_morph_mode mode, int *done)
 {
-    *done = 0;
-    const size_t bytes = (size_t)(g.w * g.h * g.d) * iwpp_type_size(type);
-    void *hj = malloc(bytes ? bytes : 1), *hi = malloc(bytes ? bytes : 1);
-    iwpp_buf dj = {type, g.w, g.h, g.d, J, NULL}, di = {type, g.w, g.h, g.d, (void *)I, NULL};
-    iwpp_buf bj = {type, g.w, g.h, g.d, hj, NULL}, bi = {type, g.w, g.h, g.d, hi, NULL};
-    iwpp_image ij = iwpp_image_3d(hj, type, g.w, g.h, g.d), ii = iwpp_image_3d(hi, type, g.w, g.h, g.d);
-    iwpp_status e = IWPP_OK;
-    if (hj && hi && host_room(2 * bytes)) {
-        const iwpp_stats keep = ctx->stats; /* the CPU backend sets its own */
-        if ((e = iwpp_cuda_download(ctx, &dj, &ij)) == IWPP_OK && (e = iwpp_cuda_download(ctx, &di, &ii)) == IWPP_OK) {
-            e = iwpp_cpu_backend.reconstruct(ctx, &bj, &bi, g.n, mode);
-            if (e == IWPP_ENOMEM) { /* the host is short of memory for its queues: J is as it was */
-                ctx->message[0] = '\0';
-                e = IWPP_OK;
-            } else if (e == IWPP_OK && (e = iwpp_cuda_upload(ctx, &dj, &ij)) == IWPP_OK) {
-                *done = 1;
-            }
-        }
-        ctx->stats = keep;
-    }
-    free(hj);
-    free(hi);
-    return e;
+    iwpp_buf bj = {type, g.w, g.h, g.d, J, NULL}, bi = {type, g.w, g.h, g.d, (void *)I, NULL};
+    return iwpp_finish_on_host(ctx, &bj, &bi, g.n, mode, done); /* native/dispatch.c */
 }
 
 template <typename T> static iwpp_type type_of() { return sizeof(T) == 1 ? IWPP_U8 : sizeof(T) == 2 ? IWPP_U16 : IWPP_F32; }

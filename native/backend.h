@@ -308,6 +308,15 @@ size_t iwpp_bits_chunk_pixels(size_t chunk_bytes);
 /** Monotonic clock in milliseconds. */
 double iwpp_now_ms(void);
 
+/** A GPU reconstruction's long chains finished on the host (native/dispatch.c; CUDA and OpenCL
+ *  call it when their queue's blocks keep leaving work behind): @p marker and @p mask (buffers of
+ *  ctx's backend; the marker a partial result, between the input and the result) go to the host,
+ *  the CPU backend reconstructs from them with ctx's threads, and the result goes back into
+ *  @p marker. *done = 0, and IWPP_OK, where the host lacks the memory (two copies need twice
+ *  their size free; the CPU's own ENOMEM): the marker is then as it was. Keeps ctx's stats. */
+iwpp_status iwpp_finish_on_host(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask, int connectivity,
+                                iwpp_morph_mode mode, int *done);
+
 /* The built backends. */
 extern const iwpp_backend_ops iwpp_cpu_backend;
 #ifdef IWPP_HAVE_CUDA

@@ -15,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h> /* sysconf: the host's free memory (iwpp_finish_on_host) */
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* backends                                                                  */
@@ -553,6 +556,50 @@ static iwpp_status reconstruct_by_tiles(iwpp_context *ctx, iwpp_image *marker, c
     iwpp_status st = iwpp_cpu_backend.upload(ctx, &b, mask);
     if (st == IWPP_OK) st = iwpp_tiles_reconstruct(ctx, marker, &c, connectivity, mode);
     free(copy);
+    return st;
+}
+
+/* Whether @p bytes more would leave at least as much physical memory free (so that the host's
+ * finish, which adds the CPU's working memory to its copies, does not push the machine into swap
+ * or the OOM killer); true where the system does not say. */
+static int host_room(size_t bytes)
+{
+#if defined(_SC_AVPHYS_PAGES) && defined(_SC_PAGESIZE)
+    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) return (double)bytes * 2.0 <= (double)pages * (double)page;
+#else
+    (void)bytes;
+#endif
+    return 1;
+}
+
+iwpp_status iwpp_finish_on_host(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask, int connectivity,
+                                iwpp_morph_mode mode, int *done)
+{
+    *done = 0;
+    const size_t bytes = (size_t)iwpp_buf_count(marker) * iwpp_type_size(marker->type);
+    if (!host_room(2 * bytes)) return IWPP_OK;
+    void *hm = malloc(bytes ? bytes : 1), *hk = malloc(bytes ? bytes : 1);
+    iwpp_status st = IWPP_OK;
+    if (hm && hk) {
+        iwpp_buf bm = *marker, bk = *mask;
+        bm.ptr = hm, bm.priv = NULL, bk.ptr = hk, bk.priv = NULL;
+        iwpp_image im = iwpp_image_3d(hm, marker->type, marker->w, marker->h, marker->d);
+        iwpp_image ik = iwpp_image_3d(hk, mask->type, mask->w, mask->h, mask->d);
+        const iwpp_stats keep = ctx->stats; /* the CPU backend sets its own */
+        if (!(st = ctx->ops->download(ctx, marker, &im)) && !(st = ctx->ops->download(ctx, mask, &ik))) {
+            st = iwpp_cpu_backend.reconstruct(ctx, &bm, &bk, connectivity, mode);
+            if (st == IWPP_ENOMEM) { /* the marker is as it was */
+                ctx->message[0] = '\0';
+                st = IWPP_OK;
+            } else if (!st && !(st = ctx->ops->upload(ctx, marker, &im))) {
+                *done = 1;
+            }
+        }
+        ctx->stats = keep;
+    }
+    free(hm);
+    free(hk);
     return st;
 }
 

@@ -282,40 +282,21 @@ static cl_int seed_round(iwpp_ocl *s, const rec_plan *p, const cl_kernel k[K_COU
 }
 
 /* Long chains are a CPU's work (as CUDA's host_finish, cuda/reconstruct.cu): the marker from
- * the working keys, both images to the host, the CPU backend's reconstruction from the partial
- * result (a marker between the input and the result: the same result), the marker back and
- * into keys. *done = 0 where the host lacks the memory: the device goes on. */
+ * the working keys, the CPU backend's finish through the host (iwpp_finish_on_host, native/
+ * dispatch.c), the result back into keys. *done = 0 where the host lacks the memory. */
 static iwpp_status host_finish(iwpp_context *ctx, const rec_plan *p, const cl_kernel k[K_COUNT], const rec_job *j,
                                const iwpp_buf *m, const iwpp_buf *mask, cl_uint inv, int *done)
 {
     iwpp_ocl *s = iwpp_ocl_state(ctx);
     const cl_uint n = (cl_uint)iwpp_buf_count(m);
-    const size_t bytes = (size_t)n * iwpp_type_size(m->type);
     *done = 0;
-    void *hm = malloc(bytes ? bytes : 1), *hk = malloc(bytes ? bytes : 1);
-    iwpp_status rs = IWPP_OK;
-    if (hm && hk) {
-        iwpp_buf bm = {m->type, m->w, m->h, m->d, hm, NULL}, bk = {m->type, m->w, m->h, m->d, hk, NULL};
-        iwpp_image im = iwpp_image_3d(hm, m->type, m->w, m->h, m->d), ik = iwpp_image_3d(hk, m->type, m->w, m->h, m->d);
-        cl_int err = iwpp_ocl_keys(s, k[K_FROM], (cl_mem)m->ptr, j->J, inv, n);
-        if (err != CL_SUCCESS) rs = iwpp_ocl_fail(ctx, err, "the reconstruction's partial result");
-        const iwpp_stats keep = ctx->stats; /* the CPU backend sets its own */
-        if (!rs && !(rs = ctx->ops->download(ctx, m, &im)) && !(rs = ctx->ops->download(ctx, mask, &ik))) {
-            rs = iwpp_cpu_backend.reconstruct(ctx, &bm, &bk, p->connectivity, inv ? IWPP_BY_EROSION : IWPP_BY_DILATION);
-            if (rs == IWPP_ENOMEM) { /* J is as it was */
-                ctx->message[0] = '\0';
-                rs = IWPP_OK;
-            } else if (!rs && !(rs = ctx->ops->upload(ctx, (iwpp_buf *)m, &im))) {
-                err = iwpp_ocl_keys(s, k[K_TO], j->J, (cl_mem)m->ptr, inv, n);
-                if (err != CL_SUCCESS) rs = iwpp_ocl_fail(ctx, err, "the reconstruction's result from the host");
-                else *done = 1;
-            }
-        }
-        ctx->stats = keep;
-    }
-    free(hm);
-    free(hk);
-    return rs;
+    cl_int err = iwpp_ocl_keys(s, k[K_FROM], (cl_mem)m->ptr, j->J, inv, n);
+    if (err != CL_SUCCESS) return iwpp_ocl_fail(ctx, err, "the reconstruction's partial result");
+    iwpp_status rs = iwpp_finish_on_host(ctx, (iwpp_buf *)m, mask, p->connectivity,
+                                         inv ? IWPP_BY_EROSION : IWPP_BY_DILATION, done);
+    if (rs != IWPP_OK || !*done) return rs; /* not done: the keys are still the partial result */
+    err = iwpp_ocl_keys(s, k[K_TO], j->J, (cl_mem)m->ptr, inv, n);
+    return err == CL_SUCCESS ? IWPP_OK : iwpp_ocl_fail(ctx, err, "the reconstruction's result from the host");
 }
 
 /* The queue phase, re-run from the partial result after an overflow or an early leave (then
