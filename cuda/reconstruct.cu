@@ -305,11 +305,10 @@ static iwpp_status raster_scans(iwpp_context *ctx, T *J, const T *I, const geom 
  * microseconds, a host queue in nanoseconds. After the queue's blocks left work behind
  * QUEUE_HOST_LEAVES times (the spread front did not finish it either), the image goes to the
  * host, the CPU backend finishes the reconstruction from the partial result (a marker between
- * the input and the result, so the result is the same), and it comes back. H200, in memory: a
- * one-pixel spiral corridor of 1024^2 2.1 s -> 58 ms, of 2048^2 8.8 s -> 0.10 s; a flood from one
- * corner of an 8192^2 tissue mask 0.92 s -> 0.46-0.56 s, of 4096^2 0.11-0.14 -> 0.21-0.26 s (the
- * CPU's part, 0.1 s, is more than the GPU had left); tissue, h-maxima and fill holes never get
- * here. *done = 0 where host memory is short: the GPU goes on. */
+ * the input and the result, so the result is the same), and it comes back: a one-pixel spiral
+ * of 2048^2 8.8 s -> 0.10-0.13 s on an H200, a corner flood of 4096^2 slower (0.14 -> 0.22-0.27 s),
+ * tissue never here (cuda/README.md, Reconstruction, item 5). *done = 0 where host memory is
+ * short: the GPU goes on. */
 static iwpp_status host_finish(iwpp_context *ctx, void *J, const void *I, iwpp_type type, const geom &g,
                                iwpp_morph_mode mode, int *done)
 {
