@@ -2,11 +2,14 @@
 # One call on the GPU machine for the tile scheduler: build (CUDA sm_90, OpenCL, tests), the
 # tile, signal and reconstruction tests on CUDA and NVIDIA OpenCL, then tiles_bench: whole calls
 # from host memory, in memory, with budgets (tiles forced) and with several workers.
-#   bash bench/tiles_device.sh [test|bench|edt|families|all]    (needs .device/ carried for CMocka)
+#   bash bench/tiles_device.sh [test|bench|edt|families|queue|all]    (needs .device/ carried for CMocka)
 # edt: the tile and EDT tests, then the exact EDT benches only.
 # families: the tile tests, then the reconstruction's worst inputs for tiles (a seed in the last
 # corner, a spiral corridor) at 1/8 budgets, each with long re-runs handed to full runs (the
 # default) and without (IWPP_TILES_RERUN_POPS=off), alternating.
+# queue: the reconstruction tests on CUDA and NVIDIA OpenCL, then the queue's imbalance rule
+# (cuda.queue_* / ocl.queue_*: blocks leave, the host finishes long chains) on both backends, in
+# memory: a corner flood and a spiral, the rule off and on, alternating; tissue as the control.
 # Sizes: TILES_SIZES (default 8192,32768), TILES_BIG (default 98304, "" to skip).
 set -u
 PHASE=${1:-all}
@@ -25,6 +28,7 @@ if [ "$PHASE" != bench ]; then
   TESTS="tiles|signals|reconstruct|fill|extrema|open_close|edt|errors|badinput"
   [ "$PHASE" = edt ] && TESTS="tiles|edt"
   [ "$PHASE" = families ] && TESTS="tiles"
+  [ "$PHASE" = queue ] && TESTS="reconstruct|fill|extrema|open_close"
   (cd "$B" && timeout 300 ctest -j8 --output-on-failure -R "$TESTS" -E cross_ 2>&1 | tail -40)
 fi
 [ "$PHASE" = test ] && { stamp done; exit 0; }
@@ -38,6 +42,21 @@ if [ "$PHASE" = edt ]; then
   timeout 100 stdbuf -oL "$B/bench/tiles_bench" --backend opencl --sizes 8192 --limits 176M --edt-only --reps 3
   stamp "tiles_bench cuda 65536 exact EDT, 1/8 (11G)"
   timeout 200 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 65536 --limits 11G --edt-only --reps 2
+  stamp done; exit 0
+fi
+if [ "$PHASE" = queue ]; then
+  for be in cuda opencl; do
+    K=$(echo "$be" | sed 's/opencl/OCL/;s/cuda/CUDA/')
+    for rule in default off default off; do
+      stamp "$be in memory, queue rule: $rule (corner 4096, 8192; spiral 1024, 2048; tissue 8192)"
+      v=; [ "$rule" = off ] && v=off
+      for c in "4096 corner 14M" "8192 corner 56M" "1024 spiral 256K" "2048 spiral 1M" "8192 tissue 56M"; do
+        set -- $c
+        env "IWPP_${K}_QUEUE_LEAVE=$v" "IWPP_${K}_QUEUE_HOST=$v" timeout 60 stdbuf -oL "$B/bench/tiles_bench" \
+          --backend "$be" --sizes "$1" --limits "$3" --marker "$2" --reps 2 --no-bandwidth | grep -E "in memory|budget"
+      done
+    done
+  done
   stamp done; exit 0
 fi
 if [ "$PHASE" = families ]; then
