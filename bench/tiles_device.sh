@@ -47,7 +47,7 @@ fi
 if [ "$PHASE" = queue ]; then
   for be in cuda opencl; do
     K=$(echo "$be" | sed 's/opencl/OCL/;s/cuda/CUDA/')
-    for rule in default off default off; do
+    for rule in default off default; do
       stamp "$be in memory, queue rule: $rule (corner 4096, 8192; spiral 1024, 2048; tissue 8192)"
       v=; [ "$rule" = off ] && v=off
       for c in "4096 corner 14M" "8192 corner 56M" "1024 spiral 256K" "2048 spiral 1M" "8192 tissue 56M"; do

@@ -197,19 +197,26 @@ __global__ void collect_kernel(const T *J, const T *__restrict__ I, geom g, IdxT
     });
 }
 
-/* The propagation policy of reconstruction for mlq_kernel. */
+/* The propagation policy of reconstruction for mlq_kernel. A 2D item loads its neighbours' J
+ * and I together when it is taken (pre): a queue round is then one memory latency for them
+ * instead of one or two per neighbour in turn, which is what a round costs where the queue is
+ * short (a tile, the tail of a front). A neighbour's J read early can only be behind its
+ * current value, so a skip on it is still right; a possible update re-reads it atomically. */
 template <typename T, bool ERO, typename IdxT> struct recon_op {
     T *J;
     const T *I;
     geom g;
+    bool pre;
     struct item {
         IdxT p;
         int64_t x, y, z;
         T jp;
+        T jn[8], in[8]; /* pre: the neighbours' J and I (out of the image: J = top) */
     };
     __device__ __forceinline__ int nbr() const { return g.n; }
     __device__ __forceinline__ bool load(IdxT p, item &it) const
     {
+        typedef order<ERO> O;
         it.p = p;
         if (g.d == 1) {
             const IdxT y = p / (IdxT)g.w;
@@ -224,17 +231,38 @@ template <typename T, bool ERO, typename IdxT> struct recon_op {
             it.x = r - y * (IdxT)g.w;
         }
         it.jp = ld_cg(J + p);
+        if (pre) {
+#pragma unroll
+            for (int k = 0; k < 8; ++k) {
+                it.jn[k] = O::template top<T>();
+                it.in[k] = O::template top<T>();
+                if (k >= g.n) continue;
+                const int64_t qx = it.x + g.off[k][0], qy = it.y + g.off[k][1];
+                if (qx < 0 || qx >= g.w || qy < 0 || qy >= g.h) continue;
+                const int64_t q = qx + g.w * qy;
+                it.jn[k] = ld_cg(J + q);
+                it.in[k] = __ldg(I + q);
+            }
+        }
         return true;
     }
     __device__ __forceinline__ bool visit(const item &it, int k, IdxT &q) const
     {
         typedef order<ERO> O;
-        const int64_t qx = it.x + g.off[k][0], qy = it.y + g.off[k][1], qz = it.z + g.off[k][2];
-        if (qx < 0 || qx >= g.w || qy < 0 || qy >= g.h || qz < 0 || qz >= g.d) return false;
-        q = (IdxT)(qx + g.w * (qy + g.h * qz));
-        const T jq = ld_cg(J + q);
-        if (!O::ahead(it.jp, jq)) return false;
-        const T iq = __ldg(I + q);
+        T jq, iq;
+        if (pre) {
+            jq = it.jn[k];
+            if (!O::ahead(it.jp, jq)) return false; /* also every neighbour outside the image */
+            iq = it.in[k];
+            q = (IdxT)((int64_t)it.p + g.off[k][0] + g.w * g.off[k][1]);
+        } else {
+            const int64_t qx = it.x + g.off[k][0], qy = it.y + g.off[k][1], qz = it.z + g.off[k][2];
+            if (qx < 0 || qx >= g.w || qy < 0 || qy >= g.h || qz < 0 || qz >= g.d) return false;
+            q = (IdxT)(qx + g.w * (qy + g.h * qz));
+            jq = ld_cg(J + q);
+            if (!O::ahead(it.jp, jq)) return false;
+            iq = __ldg(I + q);
+        }
         if (iq == jq) return false;
         const T nv = O::limit(it.jp, iq);
         const T old = atomic_improve<ERO>(J + q, nv);
@@ -339,6 +367,7 @@ static iwpp_status queue_phase(iwpp_context *ctx, T *J, const T *I, const geom &
     op.J = J;
     op.I = I;
     op.g = g;
+    op.pre = g.d == 1 && g.n <= 8 && iwpp_tune_int(ctx, IWPP_TUNE_CUDA_QUEUE_PREFETCH, 1, 0, 1) != 0;
     const unsigned cblocks = cu_blocks(N, 256, st->sms * 8);
     /* rounds after which a block still busy when nearly all others are done leaves (0: never) */
     const char *lv = iwpp_tune(ctx, IWPP_TUNE_CUDA_QUEUE_LEAVE);

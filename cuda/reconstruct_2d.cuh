@@ -203,25 +203,33 @@ __global__ void scan_y2d_kernel(T *J, const T *__restrict__ I, int64_t w, int64_
             for (int i = 0; i < 4; ++i) c[i] = W;
     }
     for (int64_t s = 0; s < n; s += BAND2_Y) {
-        T jj[BAND2_Y][4], mm[BAND2_Y][4];
+        T jj[BAND2_Y][4], mm[BAND2_Y][4], edge[BAND2_Y];
 #pragma unroll
         for (int r = 0; r < BAND2_Y; ++r)
             if (s + r < n) {
-                const int64_t y = ys + DIR * (s + r);
+                const int64_t y = ys + DIR * (s + r), yp = y - DIR;
                 load_quad(J + y * w, x, w, vec, W, jj[r]);
                 load_quad(I + y * w, x, w, vec, W, mm[r]); /* past the width: pinned at W */
+                /* the edge lanes' diagonal predecessor in the next warp's columns, loaded with
+                   the band (possibly before that warp updates it: a scan then gets less far,
+                   never wrong); a load at each row's use cost a memory latency per row
+                   (H100, 1536^2: 0.3 ms a column scan, latency-bound) */
+                edge[r] = W;
+                if (CONN8 && yp >= 0 && yp < h) {
+                    if (lane == 0 && x > 0 && x <= w) edge[r] = J[yp * w + x - 1];
+                    if (lane == 31 && x + 4 < w) edge[r] = J[yp * w + x + 4];
+                }
             }
 #pragma unroll
         for (int r = 0; r < BAND2_Y; ++r) {
             if (s + r >= n) break; /* uniform across the warp */
-            const int64_t y = ys + DIR * (s + r), yp = y - DIR;
+            const int64_t y = ys + DIR * (s + r);
             T left = W, right = W;
             if (CONN8) {
                 left = shfl_up_v(c[3], 1);
                 right = shfl_down_v(c[0], 1);
-                const bool prev_row = yp >= 0 && yp < h;
-                if (lane == 0) left = prev_row && x > 0 && x <= w ? J[yp * w + x - 1] : W;
-                if (lane == 31) right = prev_row && x + 4 < w ? J[yp * w + x + 4] : W;
+                if (lane == 0) left = edge[r];
+                if (lane == 31) right = edge[r];
             }
             T nc[4];
             bool changed = false;
