@@ -10,7 +10,7 @@
 # queue: the reconstruction tests on CUDA and NVIDIA OpenCL, then the queue's imbalance rule
 # (cuda.queue_* / ocl.queue_*: blocks leave, the host finishes long chains) on both backends, in
 # memory: a corner flood and a spiral, the rule off and on, alternating; tissue as the control.
-# Sizes: TILES_SIZES (default 8192,32768), TILES_BIG (default 98304, "" to skip).
+# TILES_TESTS: the ctest regex instead of the phase's own. Sizes: TILES_SIZES (default 8192,32768), TILES_BIG (default 98304, "" to skip).
 set -u
 PHASE=${1:-all}
 LOG_NAME=tiles
@@ -29,6 +29,7 @@ if [ "$PHASE" != bench ]; then
   [ "$PHASE" = edt ] && TESTS="tiles|edt"
   [ "$PHASE" = families ] && TESTS="tiles"
   [ "$PHASE" = queue ] && TESTS="reconstruct|fill|extrema|open_close"
+  TESTS=${TILES_TESTS:-$TESTS}
   (cd "$B" && timeout 300 ctest -j8 --output-on-failure -R "$TESTS" -E cross_ 2>&1 | tail -40)
 fi
 [ "$PHASE" = test ] && { stamp done; exit 0; }

@@ -230,19 +230,21 @@ template <typename T, bool ERO, typename IdxT> struct recon_op {
             it.y = y;
             it.x = r - y * (IdxT)g.w;
         }
-        it.jp = ld_cg(J + p);
         if (pre) {
+            /* every load unconditional (a clamped address, the value then masked): a load
+               inside a branch is waited for where the branches join, one latency each */
 #pragma unroll
             for (int k = 0; k < 8; ++k) {
-                it.jn[k] = O::template top<T>();
-                it.in[k] = O::template top<T>();
-                if (k >= g.n) continue;
-                const int64_t qx = it.x + g.off[k][0], qy = it.y + g.off[k][1];
-                if (qx < 0 || qx >= g.w || qy < 0 || qy >= g.h) continue;
-                const int64_t q = qx + g.w * qy;
-                it.jn[k] = ld_cg(J + q);
-                it.in[k] = __ldg(I + q);
+                const int64_t ux = it.x + g.off[k][0], uy = it.y + g.off[k][1];
+                const int64_t qx = min(max(ux, (int64_t)0), g.w - 1), qy = min(max(uy, (int64_t)0), g.h - 1);
+                const bool inside = k < g.n && qx == ux && qy == uy;
+                const T jv = ld_cg(J + qx + g.w * qy), iv = __ldg(I + qx + g.w * qy);
+                it.jn[k] = inside ? jv : O::template top<T>();
+                it.in[k] = inside ? iv : O::template top<T>();
             }
+            it.jp = ld_cg(J + p); /* in flight with the neighbours' loads */
+        } else {
+            it.jp = ld_cg(J + p);
         }
         return true;
     }

@@ -204,22 +204,42 @@ __global__ void scan_y2d_kernel(T *J, const T *__restrict__ I, int64_t w, int64_
     }
     for (int64_t s = 0; s < n; s += BAND2_Y) {
         T jj[BAND2_Y][4], mm[BAND2_Y][4], edge[BAND2_Y];
+        if (vec && x + 4 <= w && s + BAND2_Y <= n) {
+            /* a whole band of whole quads: every load unconditional, so that the band's loads
+               are waited for once (a load inside a branch is waited for where the branches
+               join: H100, 1536^2, 0.29 ms a column scan, one latency a load) */
+            typedef typename quad_word<T>::type word;
 #pragma unroll
-        for (int r = 0; r < BAND2_Y; ++r)
-            if (s + r < n) {
+            for (int r = 0; r < BAND2_Y; ++r) {
                 const int64_t y = ys + DIR * (s + r), yp = y - DIR;
-                load_quad(J + y * w, x, w, vec, W, jj[r]);
-                load_quad(I + y * w, x, w, vec, W, mm[r]); /* past the width: pinned at W */
+                quad<T> qj, qm;
+                qj.w = *(const word *)(J + y * w + x);
+                qm.w = *(const word *)(I + y * w + x);
+#pragma unroll
+                for (int i = 0; i < 4; ++i) jj[r][i] = qj.e[i], mm[r][i] = qm.e[i];
                 /* the edge lanes' diagonal predecessor in the next warp's columns, loaded with
                    the band (possibly before that warp updates it: a scan then gets less far,
-                   never wrong); a load at each row's use cost a memory latency per row
-                   (H100, 1536^2: 0.3 ms a column scan, latency-bound) */
-                edge[r] = W;
-                if (CONN8 && yp >= 0 && yp < h) {
-                    if (lane == 0 && x > 0 && x <= w) edge[r] = J[yp * w + x - 1];
-                    if (lane == 31 && x + 4 < w) edge[r] = J[yp * w + x + 4];
-                }
+                   never wrong) */
+                const int64_t ex = lane == 0 ? x - 1 : x + 4;
+                const bool eok = CONN8 && (lane == 0 || lane == 31) && yp >= 0 && yp < h && ex >= 0 && ex < w;
+                const int64_t ey = min(max(yp, (int64_t)0), h - 1), exc = min(max(ex, (int64_t)0), w - 1);
+                const T e = J[ey * w + exc]; /* no branch: min/max */
+                edge[r] = eok ? e : W;
             }
+        } else {
+#pragma unroll
+            for (int r = 0; r < BAND2_Y; ++r)
+                if (s + r < n) {
+                    const int64_t y = ys + DIR * (s + r), yp = y - DIR;
+                    load_quad(J + y * w, x, w, vec, W, jj[r]);
+                    load_quad(I + y * w, x, w, vec, W, mm[r]); /* past the width: pinned at W */
+                    edge[r] = W;
+                    if (CONN8 && yp >= 0 && yp < h) {
+                        if (lane == 0 && x > 0 && x <= w) edge[r] = J[yp * w + x - 1];
+                        if (lane == 31 && x + 4 < w) edge[r] = J[yp * w + x + 4];
+                    }
+                }
+        }
 #pragma unroll
         for (int r = 0; r < BAND2_Y; ++r) {
             if (s + r >= n) break; /* uniform across the warp */
