@@ -211,7 +211,6 @@ typedef enum iwpp_tune_key {
     IWPP_TUNE_OCL_DAN_LINEAR,
     IWPP_TUNE_OCL_QUEUE_LEAVE,
     IWPP_TUNE_OCL_QUEUE_HOST,
-    IWPP_TUNE_OCL_QUEUE_SHARE,
     IWPP_TUNE_CUDA_QUEUE_PREFETCH,
     IWPP_TUNE_TILES_RERUN_POPS,
     IWPP_TUNE_COUNT
@@ -240,9 +239,9 @@ struct iwpp_context {
                                        short (regional extrema, the distance watershed): the CUDA
                                        plan then takes one raster iteration instead of two */
     int device_share;               /* during a tiled call: the tile workers on this context's
-                                       device (> 1: the CUDA and OpenCL queue kernels take their
-                                       share of the resident blocks / work-groups, so that the
-                                       workers' kernels run side by side); 0 otherwise */
+                                       device (> 1: CUDA's queue kernel takes its share of the
+                                       resident blocks, so that the workers' kernels run side by
+                                       side); 0 otherwise */
     iwpp_stats stats;               /* filled by the last successful op (backends add their parts) */
     char message[1024];
 };

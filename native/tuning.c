@@ -33,7 +33,7 @@ static const struct {
     {"ocl.edt_lines", 0},      {"ocl.dan_switch", 0},         {"ocl.queue_groups", 0},
     {"ocl.queue_tq", 0},       {"ocl.edt_bands", 0},        {"ocl.profile", 1},
     {"ocl.stage", 0},          {"ocl.stage_chunk", 0},        {"ocl.dan_linear", 0},
-    {"ocl.queue_leave", 0},    {"ocl.queue_host", 0},     {"ocl.queue_share", 0},
+    {"ocl.queue_leave", 0},    {"ocl.queue_host", 0},
     {"cuda.queue_prefetch", 0},
     {"tiles.rerun_pops", 0},
 };

@@ -24,14 +24,6 @@ iwpp_status iwpp_ocl_mlq_plan(iwpp_context *ctx, cl_kernel k, int noffs, uint64_
     q->L = iwpp_ocl_group_size(s, k, s->is_gpu ? 256 : 64);
     q->G = (size_t)s->compute_units *
            (size_t)iwpp_tune_int(ctx, IWPP_TUNE_OCL_QUEUE_GROUPS, s->is_gpu ? GROUPS_PER_CU : 2, 1, 64);
-    /* tile workers sharing the device take their share of the groups, as CUDA's blocks
-       (cuda/mlqueue.cuh, mlq_shape_for): one worker's queue kernel holding every unit made the
-       others' wait (H100, 8192^2 with 1/8 of the working set: 118 ms, CUDA 37 ms) */
-    const int share = ctx->device_share;
-    if (share > 1 && iwpp_tune_int(ctx, IWPP_TUNE_OCL_QUEUE_SHARE, 1, 0, 1)) {
-        q->G /= (size_t)share;
-        if (q->G < s->compute_units) q->G = s->compute_units;
-    }
     if (q->G < 1) q->G = 1;
     if (q->G > 4096) q->G = 4096;
     q->K = 1, q->variant = 0, q->vname = "multilevel";
