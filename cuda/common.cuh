@@ -173,53 +173,56 @@ __device__ __forceinline__ uint8_t ld_cg(const uint8_t *p) { return (uint8_t)__l
 __device__ __forceinline__ uint16_t ld_cg(const uint16_t *p) { return (uint16_t)__ldcg((const unsigned short *)p); }
 __device__ __forceinline__ float ld_cg(const float *p) { return __ldcg(p); }
 
-/* Atomically move *addr towards @p val (max for dilation, min for erosion); returns the old value.
- * U8/U16 are updated with compare-and-swap on the containing 32-bit word (buffers are padded to
- * 16 bytes, so the word never leaves the allocation). */
-template <bool ERO, typename T>
-__device__ __forceinline__ T atomic_improve(T *addr, T val)
+/* The 32-bit word that holds *p (buffers are padded to 16 bytes, so it never leaves the
+ * allocation), and where in it *p lies. */
+template <typename T> __device__ __forceinline__ unsigned int *word_of(T *p)
 {
-    uintptr_t a = (uintptr_t)addr;
-    unsigned int *word = (unsigned int *)(a & ~(uintptr_t)3);
-    const unsigned shift = (unsigned)(a & 3) * 8u;
-    const unsigned m = (sizeof(T) == 1 ? 0xFFu : 0xFFFFu) << shift;
-    unsigned int old = __ldcg(word);
+    return (unsigned int *)((uintptr_t)p & ~(uintptr_t)3);
+}
+template <typename T> __device__ __forceinline__ unsigned word_shift(const T *p)
+{
+    return sizeof(T) == 4 ? 0u : (unsigned)((uintptr_t)p & 3) * 8u;
+}
+template <typename T> __device__ __forceinline__ T from_word(unsigned int w, unsigned shift)
+{
+    if (sizeof(T) == 4) return __uint_as_float(w);
+    return (T)((w >> shift) & (sizeof(T) == 1 ? 0xFFu : 0xFFFFu));
+}
+template <typename T> __device__ __forceinline__ unsigned int into_word(unsigned int w, unsigned shift, T v);
+template <> __device__ __forceinline__ unsigned int into_word<uint8_t>(unsigned int w, unsigned shift, uint8_t v)
+{
+    return (w & ~(0xFFu << shift)) | ((unsigned int)v << shift);
+}
+template <> __device__ __forceinline__ unsigned int into_word<uint16_t>(unsigned int w, unsigned shift, uint16_t v)
+{
+    return (w & ~(0xFFFFu << shift)) | ((unsigned int)v << shift);
+}
+template <> __device__ __forceinline__ unsigned int into_word<float>(unsigned int, unsigned, float v)
+{
+    return __float_as_uint(v);
+}
+
+/* Atomically move *addr towards @p val (max for dilation, min for erosion), by compare-and-swap
+ * on the 32-bit word that holds it, starting from @p old, a value of that word read earlier (a
+ * stale one costs one more CAS; J only moves one way, so a value already at or past @p val in it
+ * is at or past it now); returns the old value of *addr. */
+template <bool ERO, typename T>
+__device__ __forceinline__ T atomic_improve_from(T *addr, T val, unsigned int old)
+{
+    unsigned int *word = word_of(addr);
+    const unsigned shift = word_shift(addr);
     for (;;) {
-        T ov = (T)((old & m) >> shift);
+        const T ov = from_word<T>(old, shift);
         if (!order<ERO>::ahead(val, ov)) return ov;
-        unsigned int nw = (old & ~m) | ((unsigned int)val << shift);
-        unsigned int prev = atomicCAS(word, old, nw);
+        const unsigned int prev = atomicCAS(word, old, into_word<T>(old, shift, val));
         if (prev == old) return ov;
         old = prev;
     }
 }
 
-template <>
-__device__ __forceinline__ float atomic_improve<false, float>(float *addr, float val)
+template <bool ERO, typename T> __device__ __forceinline__ T atomic_improve(T *addr, T val)
 {
-    int *w = (int *)addr;
-    float ov = __ldcg(addr);
-    while (val > ov) {
-        int prev = atomicCAS(w, __float_as_int(ov), __float_as_int(val));
-        float pv = __int_as_float(prev);
-        if (prev == __float_as_int(ov)) return ov;
-        ov = pv;
-    }
-    return ov;
-}
-
-template <>
-__device__ __forceinline__ float atomic_improve<true, float>(float *addr, float val)
-{
-    int *w = (int *)addr;
-    float ov = __ldcg(addr);
-    while (val < ov) {
-        int prev = atomicCAS(w, __float_as_int(ov), __float_as_int(val));
-        float pv = __int_as_float(prev);
-        if (prev == __float_as_int(ov)) return ov;
-        ov = pv;
-    }
-    return ov;
+    return atomic_improve_from<ERO>(addr, val, __ldcg(word_of(addr)));
 }
 
 /* Image geometry and neighbourhood passed by value to kernels. */

@@ -42,6 +42,7 @@
 
 #define MLQ_THREADS 256
 #define MLQ_TQN 8
+#define MLQ_NBR_UNROLL 8 /* neighbours visited with a constant index (a 2D neighbourhood) */
 
 /* Counters shared by all blocks of one launch (device memory). */
 struct mlq_ctl {
@@ -149,7 +150,7 @@ mlq_kernel(Op op, const IdxT *__restrict__ init, long long init_n, IdxT *gq, lon
                 ++visited;
                 valid = op.load(p, it);
             }
-            for (int k = 0; k < nbr; ++k) {
+            auto step = [&](int k) {
                 IdxT q = 0;
                 bool has = valid && op.visit(it, k, q);
                 if (VARIANT == IWPP_QUEUE_MULTILEVEL) {
@@ -165,7 +166,13 @@ mlq_kernel(Op op, const IdxT *__restrict__ init, long long init_n, IdxT *gq, lon
                     else
                         atomicExch(ctl.overflow, 1ull);
                 }
-            }
+            };
+            /* the first MLQ_NBR_UNROLL neighbours unrolled: k is then a constant, so an item may
+               keep per-neighbour values in registers (recon_op's prefetch) */
+#pragma unroll
+            for (int k = 0; k < MLQ_NBR_UNROLL; ++k)
+                if (k < nbr) step(k);
+            for (int k = MLQ_NBR_UNROLL; k < nbr; ++k) step(k);
             if (VARIANT != IWPP_QUEUE_ATOMIC) {
                 __syncthreads();
                 if (s.bqn > bq_threshold) mlq_spill(s, bq, out, cap, ctl);

@@ -201,8 +201,21 @@ __global__ void collect_kernel(const T *J, const T *__restrict__ I, geom g, IdxT
  * neighbours' J and I together when it is taken (pre): a queue round is then one memory latency
  * for them instead of one or two per neighbour in turn (H100, 1536^2 tissue: the queue kernel
  * 0.63 -> 0.57 ms, the call 1.03 -> 0.94 ms; 8192^2 unchanged; 4-connected fill holes 4-8 %
- * slower, so not there). A neighbour's J read early can only be behind its current value, so a
- * skip on it is still right; a possible update re-reads it atomically. */
+ * slower, so not there). J is read as the 32-bit words that hold the neighbours, the first guess
+ * of the compare-and-swap that raises one (one latency less per raised neighbour). A neighbour's
+ * J read early can only be behind its current value, so a skip on it is still right, and a
+ * stale guess only costs one more CAS. */
+/* a[k] by selects, so that an array indexed by a k that is a constant where it matters (the
+ * queue's unrolled neighbours) stays in registers where k is not (3D's further neighbours, which
+ * never take the prefetched path) */
+template <typename V> __device__ __forceinline__ V pick8(const V (&a)[8], int k)
+{
+    V r = a[0];
+#pragma unroll
+    for (int i = 1; i < 8; ++i) r = k == i ? a[i] : r;
+    return r;
+}
+
 template <typename T, bool ERO, typename IdxT> struct recon_op {
     T *J;
     const T *I;
@@ -212,12 +225,13 @@ template <typename T, bool ERO, typename IdxT> struct recon_op {
         IdxT p;
         int64_t x, y, z;
         T jp;
-        T jn[8], in[8]; /* pre: the neighbours' J and I (out of the image: J = top) */
+        unsigned int jw[8]; /* pre: the words holding the neighbours' J */
+        T in[8];            /* pre: the neighbours' I */
+        unsigned inside;    /* pre: bit k: neighbour k is in the image */
     };
     __device__ __forceinline__ int nbr() const { return g.n; }
     __device__ __forceinline__ bool load(IdxT p, item &it) const
     {
-        typedef order<ERO> O;
         it.p = p;
         if (g.d == 1) {
             const IdxT y = p / (IdxT)g.w;
@@ -232,16 +246,17 @@ template <typename T, bool ERO, typename IdxT> struct recon_op {
             it.x = r - y * (IdxT)g.w;
         }
         if (pre) {
-            /* every load unconditional (a clamped address, the value then masked): a load
-               inside a branch is waited for where the branches join, one latency each */
+            /* every load unconditional (a clamped address, masked by it.inside): a load inside
+               a branch is waited for where the branches join, one latency each */
+            it.inside = 0;
 #pragma unroll
             for (int k = 0; k < 8; ++k) {
                 const int64_t ux = it.x + g.off[k][0], uy = it.y + g.off[k][1];
                 const int64_t qx = min(max(ux, (int64_t)0), g.w - 1), qy = min(max(uy, (int64_t)0), g.h - 1);
-                const bool inside = k < g.n && qx == ux && qy == uy;
-                const T jv = ld_cg(J + qx + g.w * qy), iv = __ldg(I + qx + g.w * qy);
-                it.jn[k] = inside ? jv : O::template top<T>();
-                it.in[k] = inside ? iv : O::template top<T>();
+                it.inside |= (unsigned)(qx == ux && qy == uy) << k;
+                const int64_t q = qx + g.w * qy;
+                it.jw[k] = __ldcg(word_of(J + q));
+                it.in[k] = __ldg(I + q);
             }
             it.jp = ld_cg(J + p); /* in flight with the neighbours' loads */
         } else {
@@ -252,20 +267,23 @@ template <typename T, bool ERO, typename IdxT> struct recon_op {
     __device__ __forceinline__ bool visit(const item &it, int k, IdxT &q) const
     {
         typedef order<ERO> O;
-        T jq, iq;
         if (pre) {
-            jq = it.jn[k];
-            if (!O::ahead(it.jp, jq)) return false; /* also every neighbour outside the image */
-            iq = it.in[k];
+            if (!((it.inside >> k) & 1u)) return false;
             q = (IdxT)((int64_t)it.p + g.off[k][0] + g.w * g.off[k][1]);
-        } else {
-            const int64_t qx = it.x + g.off[k][0], qy = it.y + g.off[k][1], qz = it.z + g.off[k][2];
-            if (qx < 0 || qx >= g.w || qy < 0 || qy >= g.h || qz < 0 || qz >= g.d) return false;
-            q = (IdxT)(qx + g.w * (qy + g.h * qz));
-            jq = ld_cg(J + q);
+            const unsigned int jw = pick8(it.jw, k);
+            const T jq = from_word<T>(jw, word_shift(J + q));
             if (!O::ahead(it.jp, jq)) return false;
-            iq = __ldg(I + q);
+            const T iq = pick8(it.in, k);
+            if (iq == jq) return false;
+            const T nv = O::limit(it.jp, iq);
+            return O::ahead(nv, atomic_improve_from<ERO>(J + q, nv, jw));
         }
+        const int64_t qx = it.x + g.off[k][0], qy = it.y + g.off[k][1], qz = it.z + g.off[k][2];
+        if (qx < 0 || qx >= g.w || qy < 0 || qy >= g.h || qz < 0 || qz >= g.d) return false;
+        q = (IdxT)(qx + g.w * (qy + g.h * qz));
+        const T jq = ld_cg(J + q);
+        if (!O::ahead(it.jp, jq)) return false;
+        const T iq = __ldg(I + q);
         if (iq == jq) return false;
         const T nv = O::limit(it.jp, iq);
         const T old = atomic_improve<ERO>(J + q, nv);
