@@ -30,6 +30,8 @@
  *   __device__ bool load(IdxT p, item &it) const;   false: nothing to propagate from p
  *   __device__ int  nbr() const;                    neighbours per pixel (uniform)
  *   __device__ bool visit(const item &it, int k, IdxT &q) const;
+ *   static constexpr int NBR_UNROLL;                neighbours visited in an unrolled loop
+ *                                                   (a constant k), the rest in a loop
  *                                                   try neighbour k; true if q must be queued
  * The caller owns the shared memory (dynamic: TQN*blockDim + bqcap items of IdxT).
  */
@@ -42,7 +44,6 @@
 
 #define MLQ_THREADS 256
 #define MLQ_TQN 8
-#define MLQ_NBR_UNROLL 8 /* neighbours visited with a constant index (a 2D neighbourhood) */
 
 /* Counters shared by all blocks of one launch (device memory). */
 struct mlq_ctl {
@@ -167,12 +168,12 @@ mlq_kernel(Op op, const IdxT *__restrict__ init, long long init_n, IdxT *gq, lon
                         atomicExch(ctl.overflow, 1ull);
                 }
             };
-            /* the first MLQ_NBR_UNROLL neighbours unrolled: k is then a constant, so an item may
+            /* the first Op::NBR_UNROLL neighbours unrolled: k is then a constant, so an item may
                keep per-neighbour values in registers (recon_op's prefetch) */
 #pragma unroll
-            for (int k = 0; k < MLQ_NBR_UNROLL; ++k)
+            for (int k = 0; k < Op::NBR_UNROLL; ++k)
                 if (k < nbr) step(k);
-            for (int k = MLQ_NBR_UNROLL; k < nbr; ++k) step(k);
+            for (int k = Op::NBR_UNROLL; k < nbr; ++k) step(k);
             if (VARIANT != IWPP_QUEUE_ATOMIC) {
                 __syncthreads();
                 if (s.bqn > bq_threshold) mlq_spill(s, bq, out, cap, ctl);

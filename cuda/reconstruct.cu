@@ -221,6 +221,9 @@ template <typename T, bool ERO, typename IdxT> struct recon_op {
     const T *I;
     geom g;
     bool pre;
+    /* a 2D neighbourhood by constant index (H200, compute: rec-ero 8192^2 5.0 -> 4.7 ms, U16 and
+       F32 4096^2 6-7 % less; the same unrolling made the Danielsson queue 5-10 % slower) */
+    static constexpr int NBR_UNROLL = 8;
     struct item {
         IdxT p;
         int64_t x, y, z;
