@@ -30,9 +30,9 @@
  *   __device__ bool load(IdxT p, item &it) const;   false: nothing to propagate from p
  *   __device__ int  nbr() const;                    neighbours per pixel (uniform)
  *   __device__ bool visit(const item &it, int k, IdxT &q) const;
+ *                                                   try neighbour k; true if q must be queued
  *   static constexpr int NBR_UNROLL;                neighbours visited in an unrolled loop
  *                                                   (a constant k), the rest in a loop
- *                                                   try neighbour k; true if q must be queued
  * The caller owns the shared memory (dynamic: TQN*blockDim + bqcap items of IdxT).
  */
 #ifndef IWPP_CUDA_MLQUEUE_CUH

@@ -227,8 +227,8 @@ IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t b
  *   ocl.dan_linear (1: the Danielsson EDT's sites as linear indices even where packed
  *   coordinates fit; tests), ocl.queue_leave, ocl.queue_host (as cuda.queue_leave and
  *   cuda.queue_host, for the work-groups of the OpenCL reconstruction's queue phase),
- *   cuda.queue_prefetch (0: a 2D 8-connected reconstruction's queue reads each neighbour when it visits it
- *   instead of all of them when it takes the pixel; default 1),
+ *   cuda.queue_prefetch (0: a 2D 8-connected reconstruction's queue reads each neighbour when
+ *   it visits it instead of all of them when it takes the pixel; default 1),
  *   tiles.rerun_pops (a tiled reconstruction's host re-run of a tile gives up for a full run of
  *   the tile on a device after this many queue pops; default: once it has taken as long as a
  *   full run would; "off": never).
