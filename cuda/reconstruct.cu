@@ -314,13 +314,13 @@ static void raster_scans_2d(cudaStream_t s, T *J, const T *I, const geom &g, int
     const bool vec = quads_aligned(g, J, I);
     const int64_t nsx = (g.w + SEG2_X - 1) / SEG2_X;
     const unsigned bx = cu_blocks(g.h * nsx * 32, 256, 1 << 30);
-    const int64_t wpr = ((g.w + 3) / 4 + 31) / 32, nsy = (g.h + SEG2_Y - 1) / SEG2_Y;
+    const int64_t wpr = ((g.w + 3) / 4 + 31) / 32, segy = seg2_rows(g.w, g.h), nsy = (g.h + segy - 1) / segy;
     const unsigned by = cu_blocks(nsy * wpr * 32, 128, 1 << 30);
     for (int it = 0; it < iterations; ++it) {
         if (g.w > 1) scan_x2d_kernel<T, ERO, CONN8, 1><<<bx, 256, 0, s>>>(J, I, g.w, g.h, nsx, vec);
-        if (g.h > 1) scan_y2d_kernel<T, ERO, CONN8, 1><<<by, 128, 0, s>>>(J, I, g.w, g.h, nsy, wpr, vec);
+        if (g.h > 1) scan_y2d_kernel<T, ERO, CONN8, 1><<<by, 128, 0, s>>>(J, I, g.w, g.h, nsy, wpr, vec, segy);
         if (g.w > 1) scan_x2d_kernel<T, ERO, CONN8, -1><<<bx, 256, 0, s>>>(J, I, g.w, g.h, nsx, vec);
-        if (g.h > 1) scan_y2d_kernel<T, ERO, CONN8, -1><<<by, 128, 0, s>>>(J, I, g.w, g.h, nsy, wpr, vec);
+        if (g.h > 1) scan_y2d_kernel<T, ERO, CONN8, -1><<<by, 128, 0, s>>>(J, I, g.w, g.h, nsy, wpr, vec, segy);
     }
 }
 

@@ -19,7 +19,21 @@
 #include "common.cuh"
 
 #define SEG2_X 1024 /* pixels of a row one warp scans (a multiple of 128) */
-#define SEG2_Y 256  /* rows of a column band one thread scans */
+#define SEG2_Y 256  /* rows of a column band one thread scans, at most */
+
+/* Rows a column scan's thread takes: SEG2_Y, halved (down to 64) while that leaves fewer than
+ * 256 warps, so that a small image's scan is not a few long chains. H100, compute ms of U8
+ * tissue reconstructions, 256 / 128 / 64 rows: 1536^2 0.94-0.95 / 0.85-0.88 / 0.83-0.85 (288
+ * warps at 64), 4096^2 1.42-1.44 / 1.50-1.52 / 1.71-1.74 (512 warps at 256), 8192^2 4.14-4.25 /
+ * 4.20-4.24 / 4.45-4.46; a tiled 8192^2 call at 1/8 (tiles of 1537^2) 31.8-34.6 / 30.6-30.7 /
+ * 28.1-29.1 ms. (Fill holes, which wants long reach, 1536^2: 1.60-1.62 / 1.68-1.70 / 1.72-1.76.) */
+static int64_t seg2_rows(int64_t w, int64_t h)
+{
+    const int64_t wpr = ((w + 3) / 4 + 31) / 32;
+    int64_t rows = SEG2_Y;
+    while (rows > 64 && wpr * ((h + rows - 1) / rows) < 256) rows /= 2;
+    return rows;
+}
 #define BAND2_Y 8   /* rows whose pixels a column scan loads before it uses them */
 
 template <typename T> struct quad_word;
@@ -176,13 +190,13 @@ __global__ void scan_x2d_kernel(T *J, const T *__restrict__ I, int64_t w, int64_
     }
 }
 
-/* A column scan in direction DIR: one thread per four columns and SEG2_Y rows; a warp covers
- * 128 consecutive columns of one band, so the diagonal predecessors (the previous row's new
- * values of columns x-1 and x+4) are the neighbouring lanes' carries. Loads run BAND2_Y rows
- * ahead of their use. */
+/* A column scan in direction DIR: one thread per four columns and segy rows (seg2_rows); a
+ * warp covers 128 consecutive columns of one band, so the diagonal predecessors (the previous
+ * row's new values of columns x-1 and x+4) are the neighbouring lanes' carries. Loads run
+ * BAND2_Y rows ahead of their use. */
 template <typename T, bool ERO, bool CONN8, int DIR>
 __global__ void scan_y2d_kernel(T *J, const T *__restrict__ I, int64_t w, int64_t h, int64_t nseg, int64_t wpr,
-                                bool vec)
+                                bool vec, int64_t segy)
 {
     typedef order<ERO> O;
     const int64_t gw = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -190,7 +204,7 @@ __global__ void scan_y2d_kernel(T *J, const T *__restrict__ I, int64_t w, int64_
     if (gw >= nseg * wpr) return; /* whole warp */
     const int64_t seg = gw / wpr, wr = gw - seg * wpr;
     const int64_t x = (wr * 32 + lane) * 4; /* may be >= w: the lane still takes part in shuffles */
-    const int64_t y0 = seg * SEG2_Y, y1 = y0 + SEG2_Y < h ? y0 + SEG2_Y : h;
+    const int64_t y0 = seg * segy, y1 = y0 + segy < h ? y0 + segy : h;
     const int64_t ys = DIR > 0 ? y0 : y1 - 1, n = y1 - y0;
     const T W = O::template worst<T>();
     T c[4];
