@@ -131,6 +131,17 @@ static void test_random_2d(void **state)
     assert_int_equal(random_cases(1000, sizes, sizeof sizes / sizeof sizes[0], conns, 2), 0);
 }
 
+/* Sizes for the GPU's 2D scans: widths a multiple of 4 and not (CUDA's four-pixel loads), heights
+ * over several column segments with a partial band of rows at their ends (seg2_rows in
+ * cuda/reconstruct_2d.cuh: 64-256 rows a segment, 8-row bands). */
+static void test_scan_segments_2d(void **state)
+{
+    (void)state;
+    static const odims sizes[] = {{132, 203, 1}, {130, 201, 1}, {516, 97, 1}, {4, 300, 1}, {257, 131, 1}};
+    static const int conns[] = {4, 8};
+    assert_int_equal(random_cases(1500, sizes, sizeof sizes / sizeof sizes[0], conns, 2), 0);
+}
+
 static void test_random_3d(void **state)
 {
     (void)state;
@@ -445,7 +456,8 @@ int main(int argc, char **argv)
     int rc = harness_init(argv[0]);
     if (rc) return rc;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_2d),       cmocka_unit_test(test_random_3d),
+        cmocka_unit_test(test_random_2d),       cmocka_unit_test(test_scan_segments_2d),
+        cmocka_unit_test(test_random_3d),
         cmocka_unit_test(test_constant_images), cmocka_unit_test(test_single_seed_flood),
         cmocka_unit_test(test_spiral_maze),     cmocka_unit_test(test_strided),
         cmocka_unit_test(test_tile_boundaries), cmocka_unit_test(test_f32_extremes),
