@@ -197,14 +197,6 @@ __global__ void collect_kernel(const T *J, const T *__restrict__ I, geom g, IdxT
     });
 }
 
-/* The propagation policy of reconstruction for mlq_kernel. A 2D 8-connected item loads its
- * neighbours' J and I together when it is taken (pre): a queue round is then one memory latency
- * for them instead of one or two per neighbour in turn (H100, 1536^2 tissue: the queue kernel
- * 0.63 -> 0.57 ms, the call 1.03 -> 0.94 ms; 8192^2 unchanged; 4-connected fill holes 4-8 %
- * slower, so not there). J is read as the 32-bit words that hold the neighbours, the first guess
- * of the compare-and-swap that raises one (one latency less per raised neighbour). A neighbour's
- * J read early can only be behind its current value, so a skip on it is still right, and a
- * stale guess only costs one more CAS. */
 /* a[k] by selects, so that an array indexed by a k that is a constant where it matters (the
  * queue's unrolled neighbours) stays in registers where k is not (3D's further neighbours, which
  * never take the prefetched path) */
@@ -216,6 +208,14 @@ template <typename V> __device__ __forceinline__ V pick8(const V (&a)[8], int k)
     return r;
 }
 
+/* The propagation policy of reconstruction for mlq_kernel. A 2D 8-connected item loads its
+ * neighbours' J and I together when it is taken (pre): a queue round is then one memory latency
+ * for them instead of one or two per neighbour in turn (H100, 1536^2 tissue: the queue kernel
+ * 0.63 -> 0.57 ms, the call 1.03 -> 0.94 ms; 8192^2 unchanged; 4-connected fill holes 4-8 %
+ * slower, so not there). J is read as the 32-bit words that hold the neighbours, the first guess
+ * of the compare-and-swap that raises one (one latency less per raised neighbour). A neighbour's
+ * J read early can only be behind its current value, so a skip on it is still right, and a
+ * stale guess only costs one more CAS. */
 template <typename T, bool ERO, typename IdxT> struct recon_op {
     T *J;
     const T *I;
