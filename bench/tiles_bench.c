@@ -175,12 +175,27 @@ static void apply_stage(const char *spec)
     }
 }
 
-/* Median-of-reps whole call; the result of the last run stays in @p work. */
+/* Device memory in use (MB; -1 where unknown): before a context and after its calls, whose
+ * buffers (tile workers' included) stay with it, the difference is what the calls kept. */
+static double device_used_mb(iwpp_backend be)
+{
+#ifdef IWPP_HAVE_CUDA
+    size_t fr = 0, tot = 0;
+    if (be == IWPP_BACKEND_CUDA && cudaMemGetInfo(&fr, &tot) == cudaSuccess) return (double)(tot - fr) / 1048576.0;
+#else
+    (void)be;
+#endif
+    return -1.0;
+}
+
+/* Median-of-reps whole call; the result of the last run stays in @p work. *held_mb: the device
+ * memory the context kept after its calls (-1: unknown). */
 static int time_rec(iwpp_backend be, int device, const run_cfg *c, const uint8_t *marker, const uint8_t *mask,
-                    uint8_t *work, int64_t w, int64_t h, int reps, double *ms, iwpp_stats *stats)
+                    uint8_t *work, int64_t w, int64_t h, int reps, double *ms, iwpp_stats *stats, double *held_mb)
 {
     iwpp_context *ctx = NULL;
     apply_stage(c->stage);
+    const double used0 = device_used_mb(be);
     if (iwpp_context_create(&ctx, be) != IWPP_OK || (device && iwpp_context_set_device(ctx, device)) ||
         iwpp_context_set_memory_limit(ctx, c->limit) ||
         (c->workers && iwpp_context_set_workers(ctx, c->workers))) {
@@ -212,6 +227,8 @@ static int time_rec(iwpp_backend be, int device, const run_cfg *c, const uint8_t
             }
     *ms = t[n / 2];
     iwpp_context_stats(ctx, stats);
+    const double used1 = device_used_mb(be);
+    *held_mb = used0 >= 0 && used1 >= 0 ? used1 - used0 : -1.0;
     iwpp_context_destroy(ctx);
     return 1;
 }
@@ -318,7 +335,8 @@ int main(int argc, char **argv)
             double ms = 0;
             iwpp_stats st;
             memset(&st, 0, sizeof st);
-            if (!time_rec(be, device, &cfgs[c], marker, mask, work, n, n, reps, &ms, &st)) continue;
+            double held = -1;
+            if (!time_rec(be, device, &cfgs[c], marker, mask, work, n, n, reps, &ms, &st, &held)) continue;
             const char *check = "reference";
             if (!have_ref) {
                 memcpy(ref, work, (size_t)px);
@@ -335,8 +353,10 @@ int main(int argc, char **argv)
                    st.bytes_to_device / 1e9, st.bytes_from_device / 1e9, st.variant, check);
             if (st.tiles == 0 && !cfgs[c].workers) print_floor("", ms, st.compute_ms, 2.0 * (double)px, (double)px);
             if (st.tiles > 0)
-                printf("  %-28s re-run queue pops: %lld (%.2f%% of the pixels)\n", "", (long long)st.pixels_visited,
-                       100.0 * (double)st.pixels_visited / (double)px);
+                printf("  %-28s re-run queue pops: %lld (%.2f%% of the pixels), queue overflow passes: %lld\n", "",
+                       (long long)st.pixels_visited, 100.0 * (double)st.pixels_visited / (double)px,
+                       (long long)st.overflow_reruns);
+            if (held >= 0) printf("  %-28s device memory the context kept: %.0f MB\n", "", held);
             if (st.workers > 1) {
                 printf("  %-28s tile runs per worker:", "");
                 for (int k = 0; k < st.workers && k < 16; ++k) printf(" %lld", (long long)st.worker_tiles[k]);

@@ -321,7 +321,7 @@ extern "C" iwpp_status iwpp_cuda_buf_alloc(iwpp_context *ctx, iwpp_buf *b)
     size_t padded = (bytes + 15) & ~(size_t)15;
     b->priv = NULL;
     cuda_state *st = cu_state(ctx);
-    if (st->pool) {
+    if (st->pool && !b->kept) {
         cudaError_t e = cudaMallocFromPoolAsync(&b->ptr, padded, st->pool, st->stream);
         if (e == cudaErrorMemoryAllocation) {
             /* the pool's idle blocks may be the wrong sizes: give them back, then try again */

@@ -175,6 +175,7 @@ static iwpp_status label_typed(iwpp_context *ctx, const iwpp_buf *in, const geom
     iwpp_buf pb = *in;
     pb.type = sizeof(IdxT) == 4 ? IWPP_U32 : IWPP_I64;
     pb.ptr = pb.priv = NULL;
+    pb.kept = 0;
     iwpp_status e = iwpp_cuda_buf_alloc(ctx, &pb);
     if (e != IWPP_OK) return e;
     IdxT *P = (IdxT *)pb.ptr;

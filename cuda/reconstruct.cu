@@ -364,7 +364,7 @@ static iwpp_status raster_scans(iwpp_context *ctx, T *J, const T *I, const geom 
 static iwpp_status host_finish(iwpp_context *ctx, void *J, const void *I, iwpp_type type, const geom &g,
                                iwpp_morph_mode mode, int *done)
 {
-    iwpp_buf bj = {type, g.w, g.h, g.d, J, NULL}, bi = {type, g.w, g.h, g.d, (void *)I, NULL};
+    iwpp_buf bj = {type, g.w, g.h, g.d, J, NULL, 0}, bi = {type, g.w, g.h, g.d, (void *)I, NULL, 0};
     return iwpp_finish_on_host(ctx, &bj, &bi, g.n, mode, done); /* native/dispatch.c */
 }
 
@@ -446,6 +446,9 @@ static iwpp_status queue_phase(iwpp_context *ctx, T *J, const T *I, const geom &
             if (cap > 2 * N + 1024) cap = 2 * N + 1024;
             const long long budget = (N * 2 > (64ll << 20) ? N * 2 : (64ll << 20)); /* items */
             while (cap > 4096 && (long long)blocks * 2 * cap > budget) cap /= 2;
+            /* a tile worker's queues stay within its reserve of the budget (tiles.c) */
+            while (ctx->queue_bytes && cap > 256 && (unsigned long long)blocks * 2 * cap * sizeof(IdxT) > ctx->queue_bytes)
+                cap /= 2;
         }
         const size_t init_bytes = ((size_t)init_cap * sizeof(IdxT) + 255) & ~(size_t)255;
         const size_t gq_bytes = (size_t)blocks * 2 * (size_t)cap * sizeof(IdxT);

@@ -106,6 +106,7 @@ static iwpp_status levels(iwpp_context *ctx, const iwpp_buf *in, const iwpp_buf 
     const int64_t n = iwpp_buf_count(in);
     iwpp_buf gb = *in;
     gb.ptr = gb.priv = NULL;
+    gb.kept = 0;
     *lv = gb;
     iwpp_status e = iwpp_cuda_buf_alloc(ctx, &gb);
     if (e != IWPP_OK) return e;
@@ -196,6 +197,7 @@ static iwpp_status flood(iwpp_context *ctx, const iwpp_buf *in, const iwpp_buf *
     kb.type = IWPP_I64;
     ub.type = IWPP_U8;
     kb.ptr = kb.priv = ub.ptr = ub.priv = NULL;
+    kb.kept = ub.kept = 0;
     ws_lists w;
     iwpp_status e;
     if ((e = iwpp_cuda_buf_alloc(ctx, &kb)) || (e = iwpp_cuda_buf_alloc(ctx, &ub)) || (e = make_lists(ctx, t, &w)) ||

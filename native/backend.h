@@ -27,6 +27,9 @@ typedef struct iwpp_buf {
     int64_t w, h, d;
     void *ptr;  /**< host pointer (cpu), device pointer (cuda), cl_mem (opencl) */
     void *priv; /**< backend-private */
+    int kept;   /**< set before buf_alloc: the buffer is kept between calls (tile regions), so
+                     CUDA allocates it exactly instead of from its pool, which maps memory in
+                     chunks larger than a small budget's share */
 } iwpp_buf;
 
 static inline int64_t iwpp_buf_count(const iwpp_buf *b) { return b->w * b->h * b->d; }
@@ -242,6 +245,10 @@ struct iwpp_context {
                                        device (> 1: CUDA's queue kernel takes its share of the
                                        resident blocks, so that the workers' kernels run side by
                                        side); 0 otherwise */
+    uint64_t queue_bytes;           /* during a tiled call: the device bytes this worker's queue
+                                       phase may give its block queues (CUDA halves their capacity
+                                       until they fit; an overflow costs a pass, not the result);
+                                       0 = no limit */
     iwpp_stats stats;               /* filled by the last successful op (backends add their parts) */
     char message[1024];
 };

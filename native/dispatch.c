@@ -551,7 +551,7 @@ static iwpp_status reconstruct_by_tiles(iwpp_context *ctx, iwpp_image *marker, c
     if (!views_overlap(marker, mask)) return iwpp_tiles_reconstruct(ctx, marker, mask, connectivity, mode);
     void *copy = malloc((size_t)(mask->width * mask->height * mask->depth) * iwpp_type_size(mask->type));
     if (!copy) return iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for a copy of the mask");
-    iwpp_buf b = {mask->type, mask->width, mask->height, mask->depth, copy, NULL};
+    iwpp_buf b = {mask->type, mask->width, mask->height, mask->depth, copy, NULL, 0};
     iwpp_image c = iwpp_image_3d(copy, mask->type, mask->width, mask->height, mask->depth);
     iwpp_status st = iwpp_cpu_backend.upload(ctx, &b, mask);
     if (st == IWPP_OK) st = iwpp_tiles_reconstruct(ctx, marker, &c, connectivity, mode);
@@ -713,7 +713,7 @@ static iwpp_status edt_by_tiles(iwpp_context *ctx, const iwpp_image *binary, iwp
     if (!copy) return iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for a copy of the EDT's input");
     iwpp_image c = iwpp_image_3d(copy, binary->type, binary->width, binary->height, binary->depth);
     iwpp_status st = iwpp_cpu_backend.upload(ctx, &(iwpp_buf){binary->type, binary->width, binary->height,
-                                                               binary->depth, copy, NULL},
+                                                               binary->depth, copy, NULL, 0},
                                              binary);
     if (st == IWPP_OK) st = iwpp_tiles_edt(ctx, &c, sp, dist_out, nearest_out);
     free(copy);

@@ -324,6 +324,7 @@ typedef struct worker {
     int64_t up, down;
     double first_ms, rerun_ms; /* time in full runs (device: first runs, long re-runs) and host re-runs */
     int64_t rerun_pops;        /* pixels taken off re-run queues */
+    int64_t overflows;         /* queue-overflow passes of its device's runs */
     pthread_t thread;
     int started;
 } worker;
@@ -575,11 +576,13 @@ static iwpp_status run_region(worker *w, const int64_t rlo[3], const int64_t rhi
         hi.stride_y = s->sy[1], hi.stride_z = s->sz[1];
     }
     iwpp_status st;
+    const int64_t overflows = c->stats.overflow_reruns;
     if ((st = ops->upload(c, &w->bj, &hj)) || (st = ops->upload(c, &w->bi, &hi)) ||
         (st = ops->pointwise(c, s->mode == IWPP_BY_DILATION ? IWPP_PW_MIN : IWPP_PW_MAX, &w->bj, &w->bj, &w->bi,
                              0)) ||
         (st = ops->reconstruct(c, &w->bj, &w->bi, s->conn, s->mode)) || (st = ops->download(c, &w->bj, &hj)))
         return st;
+    w->overflows += c->stats.overflow_reruns - overflows;
     const int64_t bytes = rw * rh * rd * (int64_t)s->es;
     w->up += 2 * bytes;
     w->down += bytes;
@@ -1057,6 +1060,7 @@ static iwpp_status res_get(iwpp_context *c, size_t bytes, worker *w)
             r->dev[i].type = IWPP_U8;
             r->dev[i].w = (int64_t)bytes;
             r->dev[i].h = r->dev[i].d = 1;
+            r->dev[i].kept = 1;
             iwpp_status st = c->ops->buf_alloc(c, &r->dev[i]);
             if (st != IWPP_OK) {
                 res_free(c);
@@ -1175,21 +1179,38 @@ static iwpp_status worker_contexts(iwpp_context *ctx, const iwpp_worker_spec *sp
     return IWPP_OK;
 }
 
+/* Device bytes per pixel of a tile worker's region beyond its marker and mask. CUDA: the
+ * collected wavefront (N/16 4-byte entries, room here to grow to N/8); its block queues come out
+ * of the worker's queue reserve (queue_bytes), not per pixel. OpenCL: as in memory (its 32-bit
+ * working copy of J and its queues). Before session 19 CUDA's tiles were sized with the
+ * in-memory 4.5 B/px while their queues, at least 32768 entries a block, took about 46 MB a
+ * worker beyond any budget: tiles were a third of what the budget allows, and the budget no
+ * cap. */
+static double tile_extra_bytes_per_pixel(iwpp_backend kind)
+{
+    return kind == IWPP_BACKEND_CUDA ? 0.5 : extra_bytes_per_pixel(kind);
+}
+
 /* Largest region (pixels) a worker on @p c may hold, from its device's budget shared by the
- * @p sharing workers on that device; 0 = no device limit. */
-static double region_limit(iwpp_context *caller, iwpp_context *c, iwpp_type type, int sharing)
+ * @p sharing workers on that device; 0 = no device limit. *queue_bytes: the part of the
+ * worker's share set aside for its queues (0 = no limit). */
+static double region_limit(iwpp_context *caller, iwpp_context *c, iwpp_type type, int sharing,
+                           uint64_t *queue_bytes)
 {
     double budget = 0.0;
+    *queue_bytes = 0;
     if (c->ops->kind != IWPP_BACKEND_CPU || caller->ops->kind == IWPP_BACKEND_CPU) {
         uint64_t lim = caller->memory_limit;
         budget = lim ? (double)lim : (c->ops->mem_free && c->ops->kind != IWPP_BACKEND_CPU ? (double)c->ops->mem_free(c) : 0.0);
     }
     if (budget <= 0.0) return 0.0;
     /* keep a tenth aside for the backend's own small buffers and the allocator's rounding, and
-       up to 64 MiB per worker for its queues' fixed part */
+       an eighth of the worker's share (at most 64 MiB) for its queues */
     double per = budget * 0.9 / (double)(sharing > 0 ? sharing : 1);
-    per -= fmin((double)(64 << 20), per / 8);
-    double bpp = 2.0 * (double)iwpp_type_size(type) + extra_bytes_per_pixel(c->ops->kind);
+    const double reserve = fmin((double)(64 << 20), per / 8);
+    per -= reserve;
+    *queue_bytes = (uint64_t)reserve;
+    double bpp = 2.0 * (double)iwpp_type_size(type) + tile_extra_bytes_per_pixel(c->ops->kind);
     return per / bpp;
 }
 
@@ -1221,14 +1242,14 @@ static int device_sharing(iwpp_context *const *wc, int nw, int k)
 
 /* The plan: the largest region (pixels) of a tile, the smallest any worker's budget allows; with
  * several workers also small enough that there are a few tiles per worker to balance. Sets
- * *ngpu to the number of device workers. */
+ * *ngpu to the number of device workers and queue_bytes[k] to worker k's queue reserve. */
 static double tile_pixels_plan(iwpp_context *ctx, iwpp_context *const *wc, int nw, const iwpp_image *mask,
-                               int *ngpu)
+                               int *ngpu, uint64_t *queue_bytes)
 {
     double n_all = (double)mask->width * (double)mask->height * (double)mask->depth;
     double maxpix = 0.0;
     for (int k = 0; k < nw; ++k) {
-        double lim = region_limit(ctx, wc[k], mask->type, device_sharing(wc, nw, k));
+        double lim = region_limit(ctx, wc[k], mask->type, device_sharing(wc, nw, k), &queue_bytes[k]);
         if (lim > 0 && (maxpix == 0 || lim < maxpix)) maxpix = lim;
     }
     *ngpu = 0;
@@ -1399,6 +1420,7 @@ static void tiles_stats(iwpp_context *ctx, const sched *s, const worker *w, int 
         fms += w[k].first_ms;
         rms += w[k].rerun_ms;
         o->pixels_visited += w[k].rerun_pops;
+        o->overflow_reruns += w[k].overflows;
     }
     /* worker time (summed over workers) in full runs (first runs and re-runs that gave up) and in
        host re-runs */
@@ -1436,7 +1458,8 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
     if (st != IWPP_OK) return st;
 
     int ngpu = 0;
-    const double maxpix = tile_pixels_plan(ctx, wc, nw, mask, &ngpu);
+    uint64_t queue_bytes[IWPP_MAX_WORKERS];
+    const double maxpix = tile_pixels_plan(ctx, wc, nw, mask, &ngpu, queue_bytes);
     sched s;
     sched_setup(&s, marker, mask, conn, mode, maxpix, ngpu);
     const char *cap = iwpp_tune(ctx, IWPP_TUNE_TILES_RERUN_POPS);
@@ -1460,12 +1483,15 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
     pthread_mutex_init(&s.lock, NULL);
     pthread_cond_init(&s.cv, NULL);
     first_runs_queue(&s);
-    for (int k = 0; k < nw; ++k) wc[k]->device_share = wc[k]->ops->kind == IWPP_BACKEND_CPU ? 0 : device_sharing(wc, nw, k);
+    for (int k = 0; k < nw; ++k) {
+        wc[k]->device_share = wc[k]->ops->kind == IWPP_BACKEND_CPU ? 0 : device_sharing(wc, nw, k);
+        wc[k]->queue_bytes = queue_bytes[k];
+    }
     workers_start(&s, w, wc, nw);
     watch_progress(ctx, &s);
     for (int k = 0; k < nw; ++k)
         if (w[k].started) pthread_join(w[k].thread, NULL);
-    for (int k = 0; k < nw; ++k) wc[k]->device_share = 0;
+    for (int k = 0; k < nw; ++k) wc[k]->device_share = 0, wc[k]->queue_bytes = 0;
     pthread_cond_destroy(&s.cv);
     pthread_mutex_destroy(&s.lock);
     if (s.st != IWPP_OK) {
@@ -1621,9 +1647,9 @@ static iwpp_status edt_buffers_grow(edt_tiler *e, int64_t rn)
         edt_res_free(ctx);
         r->edt_host[0] = scratch_alloc(ctx, (size_t)rn * sizeof(float), &r->edt_pinned[0]);
         if (e->nearest) r->edt_host[1] = scratch_alloc(ctx, (size_t)rn * sizeof(int64_t), &r->edt_pinned[1]);
-        r->edt_dev[0] = (iwpp_buf){e->binary->type, rn, 1, 1, NULL, NULL};
-        r->edt_dev[1] = (iwpp_buf){IWPP_F32, rn, 1, 1, NULL, NULL};
-        r->edt_dev[2] = (iwpp_buf){IWPP_I64, rn, 1, 1, NULL, NULL};
+        r->edt_dev[0] = (iwpp_buf){e->binary->type, rn, 1, 1, NULL, NULL, 1};
+        r->edt_dev[1] = (iwpp_buf){IWPP_F32, rn, 1, 1, NULL, NULL, 1};
+        r->edt_dev[2] = (iwpp_buf){IWPP_I64, rn, 1, 1, NULL, NULL, 1};
         if (!r->edt_host[0] || (e->nearest && !r->edt_host[1]))
             st = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for EDT tiles");
         for (int i = 0; i < (e->nearest ? 3 : 2) && st == IWPP_OK; ++i) st = ops->buf_alloc(ctx, &r->edt_dev[i]);

@@ -231,8 +231,8 @@ static iwpp_status ws_levels(iwpp_context *ctx, ws_job *j, const iwpp_buf *in, c
                        KA(j->cls), KA(j->n));
     if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, j->seed, j->n, flat_group(s));
     if (err != CL_SUCCESS) return iwpp_ocl_fail(ctx, err, "the watershed's level seeds");
-    iwpp_buf g = {in->type, in->w, in->h, in->d, j->g, NULL};
-    iwpp_buf lev = {in->type, in->w, in->h, in->d, j->lev, NULL};
+    iwpp_buf g = {in->type, in->w, in->h, in->d, j->g, NULL, 0};
+    iwpp_buf lev = {in->type, in->w, in->h, in->d, j->lev, NULL, 0};
     st = iwpp_ocl_reconstruct(ctx, &lev, &g, connectivity, IWPP_BY_EROSION);
     iwpp_ocl_release(s, j->g); /* not needed any more: room for the next phases */
     j->g = NULL;

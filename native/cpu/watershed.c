@@ -335,7 +335,7 @@ static iwpp_status ws_par_prepare(iwpp_context *ctx, const iwpp_buf *mask, int c
 {
     const int64_t n = iwpp_buf_count(mask);
     uint32_t *comp = malloc((size_t)n * 4 + 4);
-    iwpp_buf lb = {IWPP_U32, mask->w, mask->h, mask->d, comp, NULL};
+    iwpp_buf lb = {IWPP_U32, mask->w, mask->h, mask->d, comp, NULL, 0};
     int64_t K = 0;
     iwpp_status st = comp ? iwpp_cpu_label(ctx, mask, connectivity, IWPP_LABEL_BINARY, &lb, &K) : IWPP_ENOMEM;
     P->comp = comp;
