@@ -160,8 +160,8 @@ typedef struct iwpp_worker_spec {
  *  for the marker and, on devices, one for the mask (page-locked where the backend offers it),
  *  and two device regions. */
 typedef struct iwpp_tile_res {
-    void *host[2];   /* the marker's region; the mask's (devices only) */
-    int pinned[2];
+    void *host[2][2]; /* per host thread of the worker: the marker's region; the mask's (devices only) */
+    int pinned[2][2];
     size_t host_bytes;
     iwpp_buf dev[2];
     size_t dev_bytes;
@@ -216,6 +216,7 @@ typedef enum iwpp_tune_key {
     IWPP_TUNE_OCL_QUEUE_HOST,
     IWPP_TUNE_CUDA_QUEUE_PREFETCH,
     IWPP_TUNE_TILES_RERUN_POPS,
+    IWPP_TUNE_TILES_HOST_THREADS,
     IWPP_TUNE_COUNT
 } iwpp_tune_key;
 

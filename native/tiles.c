@@ -325,6 +325,13 @@ typedef struct worker {
     double first_ms, rerun_ms; /* time in full runs (device: first runs, long re-runs) and host re-runs */
     int64_t rerun_pops;        /* pixels taken off re-run queues */
     int64_t overflows;         /* queue-overflow passes of its device's runs */
+    /* A device worker may have a second host thread (tiles.host_threads): a worker of its own
+       here (its host scratch, counters, thread) with twin_of set, sharing the first one's
+       context and device buffers, which dev_lock (the first one's) gives to one at a time. */
+    struct worker *twin_of;
+    pthread_mutex_t dev_lock;
+    double wait_ms;            /* of the current full run, waiting for dev_lock */
+    char msg[1024];            /* an error of this thread ("" = see ctx->message) */
     pthread_t thread;
     int started;
 } worker;
@@ -555,11 +562,13 @@ static void dirty_neighbours(sched *s, int64_t k, unsigned dirs)
     }
 }
 
-/* Reconstruct the region held in w->hj / w->hi on the worker's device, in place in w->hj. */
-static iwpp_status run_region(worker *w, const int64_t rlo[3], const int64_t rhi[3])
+/* run_region with the device to itself; an error's message goes to w->msg (a twin may use
+ * the context next). */
+static iwpp_status run_region_locked(worker *w, const int64_t rlo[3], const int64_t rhi[3])
 {
     sched *s = w->s;
     iwpp_context *c = w->ctx;
+    c->message[0] = '\0';
     const iwpp_backend_ops *ops = c->ops;
     const int64_t rw = rhi[0] - rlo[0], rh = rhi[1] - rlo[1], rd = rhi[2] - rlo[2];
     w->bj.w = w->bi.w = rw;
@@ -580,13 +589,28 @@ static iwpp_status run_region(worker *w, const int64_t rlo[3], const int64_t rhi
     if ((st = ops->upload(c, &w->bj, &hj)) || (st = ops->upload(c, &w->bi, &hi)) ||
         (st = ops->pointwise(c, s->mode == IWPP_BY_DILATION ? IWPP_PW_MIN : IWPP_PW_MAX, &w->bj, &w->bj, &w->bi,
                              0)) ||
-        (st = ops->reconstruct(c, &w->bj, &w->bi, s->conn, s->mode)) || (st = ops->download(c, &w->bj, &hj)))
+        (st = ops->reconstruct(c, &w->bj, &w->bi, s->conn, s->mode)) || (st = ops->download(c, &w->bj, &hj))) {
+        snprintf(w->msg, sizeof w->msg, "%s", c->message);
         return st;
+    }
     w->overflows += c->stats.overflow_reruns - overflows;
     const int64_t bytes = rw * rh * rd * (int64_t)s->es;
     w->up += 2 * bytes;
     w->down += bytes;
     return IWPP_OK;
+}
+
+/* Reconstruct the region held in w->hj / w->hi on the worker's device, in place in w->hj
+ * (the CPU backend: its own threads; a device worker's twin waits meanwhile). */
+static iwpp_status run_region(worker *w, const int64_t rlo[3], const int64_t rhi[3])
+{
+    worker *owner = w->twin_of ? w->twin_of : w;
+    const double t0 = iwpp_now_ms();
+    pthread_mutex_lock(&owner->dev_lock);
+    w->wait_ms += iwpp_now_ms() - t0;
+    iwpp_status st = run_region_locked(w, rlo, rhi);
+    pthread_mutex_unlock(&owner->dev_lock);
+    return st;
 }
 
 /* ---- halos in canonical order: the region's rows outside the interior whole, and of the
@@ -916,11 +940,13 @@ static iwpp_status full_run(worker *w, int64_t k, const int64_t lo[3], const int
     if (!s->halo[k]) {
         const int64_t nh = halo_walk(lo, hi, rlo, rhi, NULL, NULL);
         s->halo[k] = malloc((size_t)(nh > 0 ? nh : 1) * s->es);
-        if (!s->halo[k]) return iwpp_set_error(w->ctx, IWPP_ENOMEM, "out of host memory for a tile's halo");
+        if (!s->halo[k]) {
+            snprintf(w->msg, sizeof w->msg, "out of host memory for a tile's halo");
+            return IWPP_ENOMEM;
+        }
     }
     halo_copy hc = {s, s->halo[k], w->hj, rlo, rhi};
     halo_walk(lo, hi, rlo, rhi, halo_copy_run, &hc);
-    w->ctx->message[0] = '\0';
     iwpp_status st = run_region(w, rlo, rhi);
     if (st == IWPP_OK) scatter_inside(w, lo, hi, rlo, rhi);
     return st;
@@ -962,7 +988,8 @@ static void *worker_main(void *arg)
         if (!full) {
             dirs = rerun_on_host(w, k, lo, hi, rlo, rhi, limit_ms, s->pop_cap);
             if (dirs & (1u << 31)) {
-                st = iwpp_set_error(w->ctx, IWPP_ENOMEM, "out of host memory for a tile's propagation queue");
+                st = IWPP_ENOMEM;
+                snprintf(w->msg, sizeof w->msg, "out of host memory for a tile's propagation queue");
                 dirs = 0;
             } else if (dirs & RERUN_OVER) {
                 dirs &= ~RERUN_OVER; /* the frame pixels it changed still tell the neighbours */
@@ -974,6 +1001,7 @@ static void *worker_main(void *arg)
             w->rerun_ms += iwpp_now_ms() - t0;
             t0 = iwpp_now_ms();
         }
+        w->wait_ms = 0.0;
         if (full && st == IWPP_OK) {
             st = full_run(w, k, lo, hi, rlo, rhi);
             if (st == IWPP_OK) {
@@ -982,7 +1010,8 @@ static void *worker_main(void *arg)
                 pthread_mutex_unlock(&s->tl[k]);
             }
         }
-        const double full_ms = full ? iwpp_now_ms() - t0 : 0.0;
+        /* (without the wait for a twin's device run: the price of a full run on its own) */
+        const double full_ms = full ? iwpp_now_ms() - t0 - w->wait_ms : 0.0;
         w->first_ms += full_ms;
 
         pthread_mutex_lock(&s->lock);
@@ -991,7 +1020,7 @@ static void *worker_main(void *arg)
             if (!s->stop) {
                 s->stop = 1;
                 s->st = st;
-                snprintf(s->msg, sizeof s->msg, "%s", w->ctx->message);
+                snprintf(s->msg, sizeof s->msg, "%s", w->msg[0] ? w->msg : w->ctx->message);
             }
         } else {
             if (full && prices) {
@@ -1027,34 +1056,43 @@ static void edt_res_free(iwpp_context *c);
 static void res_free(iwpp_context *c)
 {
     iwpp_tile_res *r = &c->tile_res;
-    for (int i = 0; i < 2; ++i) {
-        scratch_free(c, r->host[i], r->pinned[i]);
-        r->host[i] = NULL;
-        r->pinned[i] = 0;
-    }
+    for (int t = 0; t < 2; ++t)
+        for (int i = 0; i < 2; ++i) {
+            scratch_free(c, r->host[t][i], r->pinned[t][i]);
+            r->host[t][i] = NULL;
+            r->pinned[t][i] = 0;
+        }
     for (int i = 0; i < 2; ++i)
         if (r->dev[i].ptr) c->ops->buf_free(c, &r->dev[i]);
     r->host_bytes = r->dev_bytes = 0;
 }
 
+/* Host scratch set @p t of the context's kept buffers (bytes r->host_bytes): the marker's
+ * region; on devices the mask's too (the CPU backend reads it from the caller's array). */
+static int res_host(iwpp_context *c, int t)
+{
+    iwpp_tile_res *r = &c->tile_res;
+    if (!r->host[t][0]) r->host[t][0] = scratch_alloc(c, r->host_bytes, &r->pinned[t][0]);
+    if (r->host[t][0] && c->ops->kind != IWPP_BACKEND_CPU && !r->host[t][1])
+        r->host[t][1] = scratch_alloc(c, r->host_bytes, &r->pinned[t][1]);
+    return r->host[t][0] && (c->ops->kind == IWPP_BACKEND_CPU || r->host[t][1]);
+}
+
 /* The worker's buffers for regions of @p bytes: the context's kept ones when they are large
  * enough and not more than twice that, else new ones (pinning memory costs about as much as
- * copying it, so a repeated call should not pay it again). */
-static iwpp_status res_get(iwpp_context *c, size_t bytes, worker *w)
+ * copying it, so a repeated call should not pay it again). @p twin (NULL: none): a second host
+ * thread of the worker, with host scratch of its own and the worker's device buffers. */
+static iwpp_status res_get(iwpp_context *c, size_t bytes, worker *w, worker *twin)
 {
     iwpp_tile_res *r = &c->tile_res;
     if (r->host_bytes < bytes || r->host_bytes > 2 * bytes || r->dev_bytes < bytes || r->dev_bytes > 2 * bytes) {
         res_free(c);
-        /* host regions: the marker's; on devices the mask's too (the CPU backend reads it from
-           the caller's array, and so does a device worker that cannot have the second one) */
-        r->host[0] = scratch_alloc(c, bytes, &r->pinned[0]);
-        if (r->host[0] && c->ops->kind != IWPP_BACKEND_CPU) r->host[1] = scratch_alloc(c, bytes, &r->pinned[1]);
-        if (!r->host[0]) {
+        r->host_bytes = bytes;
+        if (!res_host(c, 0)) {
             res_free(c);
             return iwpp_set_error(c, IWPP_ENOMEM, "out of host memory for tile scratch (%.1f MiB)",
                                   (double)bytes / 1048576.0);
         }
-        r->host_bytes = bytes;
         for (int i = 0; i < 2; ++i) {
             memset(&r->dev[i], 0, sizeof r->dev[i]);
             r->dev[i].type = IWPP_U8;
@@ -1069,10 +1107,21 @@ static iwpp_status res_get(iwpp_context *c, size_t bytes, worker *w)
         }
         r->dev_bytes = bytes;
     }
-    w->hj = r->host[0];
-    w->hi = r->host[1];
+    w->hj = r->host[0][0];
+    w->hi = r->host[0][1];
     w->bj = r->dev[0];
     w->bi = r->dev[1];
+    /* no host memory for a second set: the worker runs alone */
+    if (twin && res_host(c, 1)) {
+        twin->hj = r->host[1][0];
+        twin->hi = r->host[1][1];
+        twin->bj = w->bj;
+        twin->bi = w->bi;
+        twin->s = w->s;
+        twin->copy_threads = w->copy_threads;
+        twin->twin_of = w;
+        twin->ctx = c;
+    }
     return IWPP_OK;
 }
 
@@ -1314,8 +1363,10 @@ static void sched_free(sched *s)
 
 /* Every worker's buffers for regions of @p rmax pixels, before any tile runs: a failure here
  * leaves the marker untouched. */
+/* The workers w[0..nw) of contexts wc, and with @p host_threads 2 each device worker's twin
+ * w[nw + k] (ctx NULL: none). */
 static iwpp_status workers_prepare(iwpp_context *ctx, sched *s, worker *w, iwpp_context *const *wc, int nw,
-                                   int64_t rmax, int copy_threads)
+                                   int64_t rmax, int copy_threads, int host_threads)
 {
     iwpp_status st = IWPP_OK;
     for (int k = 0; k < nw && st == IWPP_OK; ++k) {
@@ -1323,10 +1374,12 @@ static iwpp_status workers_prepare(iwpp_context *ctx, sched *s, worker *w, iwpp_
         w[k].ctx = wc[k];
         /* host copies: the cores shared among the workers on devices; CPU workers copy alone */
         w[k].copy_threads = wc[k]->ops->kind == IWPP_BACKEND_CPU ? 1 : copy_threads;
-        st = res_get(wc[k], (size_t)rmax * s->es, &w[k]);
+        worker *twin = host_threads > 1 && wc[k]->ops->kind != IWPP_BACKEND_CPU ? &w[nw + k] : NULL;
+        st = res_get(wc[k], (size_t)rmax * s->es, &w[k], twin);
         if (st != IWPP_OK && wc[k] != ctx)
             iwpp_set_error(ctx, st, "tile worker %d (%s): %s", k, wc[k]->ops->name, iwpp_error_message(wc[k]));
         w[k].bj.type = w[k].bi.type = s->I->type;
+        if (twin) twin->bj.type = twin->bi.type = s->I->type;
     }
     return st;
 }
@@ -1352,6 +1405,9 @@ static void workers_start(sched *s, worker *w, iwpp_context *const *wc, int nw)
         }
         w[k].started = 1;
     }
+    /* twins: a twin that cannot start leaves its worker to run alone */
+    for (int k = nw; k < 2 * nw; ++k)
+        if (w[0].started && w[k].ctx) w[k].started = pthread_create(&w[k].thread, NULL, worker_main, &w[k]) == 0;
 }
 
 /* Under @p lock: wait on @p cv for at most 50 ms. */
@@ -1409,14 +1465,14 @@ static void tiles_stats(iwpp_context *ctx, const sched *s, const worker *w, int 
     o->workers = nw;
     for (int64_t k = 0; k < s->g.n; ++k)
         if (s->runs[k] > o->tile_rounds) o->tile_rounds = s->runs[k];
-    for (int k = 0; k < nw; ++k) {
+    for (int k = 0; k < 2 * nw; ++k) { /* a twin's figures count for its worker */
         o->bytes_to_device += w[k].up;
         o->bytes_from_device += w[k].down;
-        if (k < 16) o->worker_tiles[k] = w[k].tiles;
+        if (k % nw < 16) o->worker_tiles[k % nw] += w[k].tiles;
     }
     o->rounds = o->tile_rounds;
     double fms = 0, rms = 0;
-    for (int k = 0; k < nw; ++k) {
+    for (int k = 0; k < 2 * nw; ++k) {
         fms += w[k].first_ms;
         rms += w[k].rerun_ms;
         o->pixels_visited += w[k].rerun_pops;
@@ -1470,15 +1526,18 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
     if (rmax > n_all) rmax = (int64_t)n_all;
     int copy_threads = ngpu ? iwpp_cpu_threads(ctx) / ngpu : 1;
     if (copy_threads < 1) copy_threads = 1;
+    const int host_threads = (int)iwpp_tune_int(ctx, IWPP_TUNE_TILES_HOST_THREADS, 2, 1, 2);
 
-    worker *w = calloc((size_t)(nw > 0 ? nw : 1), sizeof *w);
+    /* w[0..nw): the workers; w[nw..2 nw): their twins (tiles.host_threads) */
+    worker *w = calloc((size_t)(nw > 0 ? 2 * nw : 1), sizeof *w);
     if (sched_alloc(&s) || !w) {
         st = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the tile scheduler (%lld tiles)",
                             (long long)s.g.n);
         goto out;
     }
-    st = workers_prepare(ctx, &s, w, wc, nw, rmax, copy_threads);
-    if (st != IWPP_OK) goto out;
+    for (int k = 0; k < 2 * nw; ++k) pthread_mutex_init(&w[k].dev_lock, NULL);
+    st = workers_prepare(ctx, &s, w, wc, nw, rmax, copy_threads, host_threads);
+    if (st != IWPP_OK) goto out_locks;
 
     pthread_mutex_init(&s.lock, NULL);
     pthread_cond_init(&s.cv, NULL);
@@ -1489,7 +1548,7 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
     }
     workers_start(&s, w, wc, nw);
     watch_progress(ctx, &s);
-    for (int k = 0; k < nw; ++k)
+    for (int k = 0; k < 2 * nw; ++k)
         if (w[k].started) pthread_join(w[k].thread, NULL);
     for (int k = 0; k < nw; ++k) wc[k]->device_share = 0, wc[k]->queue_bytes = 0;
     pthread_cond_destroy(&s.cv);
@@ -1504,6 +1563,8 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
        otherwise depend on the order of updates: threads, tiles, streams); host re-runs can bring
        a -0 of the mask, so the tiled result gets the same rule. */
     if (st == IWPP_OK && marker->type == IWPP_F32) plus_zeros(marker);
+out_locks:
+    for (int k = 0; k < 2 * nw; ++k) pthread_mutex_destroy(&w[k].dev_lock);
 out:
     free(w); /* the buffers stay with the worker contexts for the next call */
     sched_free(&s);

@@ -34,8 +34,11 @@ static int g_full_reruns;
  * the CPU workers). */
 static int tilings(tiling *out, iwpp_type type)
 {
-    /* budgets that give regions of a few hundred pixels (GPU backends count their queues too) */
-    const uint64_t es = iwpp_type_size(type), per_px = g_backend == IWPP_BACKEND_CPU ? 2 * es : 2 * es + 9;
+    /* budgets that give regions of a few hundred pixels (tiles.c: the devices count their work
+       buffers per pixel too, OpenCL its 32-bit copy of the marker and queues, CUDA the wavefront) */
+    const uint64_t es = iwpp_type_size(type), per_px = g_backend == IWPP_BACKEND_CPU    ? 2 * es
+                                                      : g_backend == IWPP_BACKEND_CUDA ? 2 * es + 1
+                                                                                       : 2 * es + 9;
     int n = 0;
     out[n++] = (tiling){450 * per_px, NULL, "small budget", NULL};
     const char *list = g_backend == IWPP_BACKEND_CPU ? "cpu*3" : "gpu*2,cpu*2";
