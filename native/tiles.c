@@ -23,8 +23,10 @@
  *    written, and read as its neighbours' halos, under that tile's own lock (s->tl), the rest
  *    without a lock; the scheduler's lock guards only its queues and counters.
  *  - Workers are contexts of their own (kept in the caller's context between calls), each
- *    driven by one thread; two workers on one GPU use two streams/queues, so one's copies
- *    overlap the other's kernels. The calling thread only reports progress and can cancel.
+ *    driven by one thread, a device worker by two (tiles.host_threads) that take turns on its
+ *    device buffers: one copies its next tile in and its last one out while the other's tile is
+ *    on the device. Several workers on one GPU use their own streams/queues, so one's copies
+ *    overlap the others' kernels. The calling thread only reports progress and can cancel.
  *
  * Size: about 2000 lines: reconstruction and EDT by tiles share the worker pool, the tile
  * buffers and the budgets, which stay private (static) to this file; the EDT is the last third
@@ -1153,11 +1155,13 @@ static int effective_specs(iwpp_context *ctx, iwpp_worker_spec *out)
         out[0].count = threads < 64 ? threads : 64;
         return 1;
     }
-    /* A GPU: three streams, so that one's copies overlap the others' kernels, and a quarter of
-     * the cores (at most 4) as CPU workers, which take only the host re-runs. Measured on the
-     * H100 (16 cores), whole calls with 2 GPU streams alone -> this default: 32768^2 at 1/8
-     * budget 387 -> 267 ms, 98304^2 at 16 GB 2194 -> 1664 ms (bench/tiles_device.sh). Fewer
-     * than 8 cores: no CPU workers (the staging copies need them). */
+    /* A GPU: three streams (each worker with two host threads), so that one's copies overlap
+     * the others' kernels, and a quarter of the cores (at most 4) as CPU workers, which take
+     * only the host re-runs. Measured on the H100 (16 cores), whole calls with 2 GPU streams
+     * alone -> this default: 32768^2 at 1/8 budget 387 -> 267 ms, 98304^2 at 16 GB 2194 ->
+     * 1664 ms (bench/tiles_device.sh); H200, session 19: 32768^2 at 305 MB 169 ms with the
+     * three GPU workers alone, 149 ms with the CPU workers beside them. Fewer than 8 cores:
+     * no CPU workers (the staging copies need them). */
     out[0].count = 3;
     const int ncpu = threads / 4 < 4 ? threads / 4 : 4;
     if (ncpu < 2) return 1;
