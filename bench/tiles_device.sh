@@ -76,11 +76,19 @@ if [ "$PHASE" = families ]; then
   done
   stamp done; exit 0
 fi
-# budgets of about one eighth of the in-memory working set (2 images + ~4.5 B/px of queues)
-stamp "tiles_bench cuda 8192: budget 56M (1/8), workers"
+# budgets: 1/8 of the in-memory working set as estimated before session 19 (2 images + 4.5 B/px
+# of queues: 56M, 220M, 880M) and 1/8 of what an in-memory call keeps on the device, measured
+# (tiles_bench prints it: 280 MB, 712 MB, 2440 MB -> 36M, 89M, 305M); two host threads per
+# device worker (the default) and one, alternating
+for h in 2 1 2 1; do
+  stamp "tiles_bench cuda 8192 and 16384, budgets ~1/8, tiles.host_threads $h"
+  IWPP_TILES_HOST_THREADS=$h timeout 60 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 8192 --limits 56M,36M --reps 5 --no-bandwidth
+  IWPP_TILES_HOST_THREADS=$h timeout 60 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 16384 --limits 220M,89M --reps 3 --no-bandwidth
+done
+stamp "tiles_bench cuda 8192: budget 56M, workers"
 timeout 100 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 8192 --limits 56M --workers "gpu*2;gpu*3;gpu*2,cpu*8" --reps 5 --edt
-stamp "tiles_bench cuda 32768: budget 880M (1/8), workers"
-timeout 240 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 32768 --limits 880M,2G --workers "gpu*2;gpu*3;gpu,cpu*8;gpu*2,cpu*8" --reps 3 --edt
+stamp "tiles_bench cuda 32768: budgets 880M, 305M (1/8), workers"
+timeout 240 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 32768 --limits 880M,305M,2G --workers "gpu*2;gpu*3;gpu,cpu*8;gpu*2,cpu*8" --reps 3 --edt
 stamp "tiles_bench opencl 8192"
 timeout 60 stdbuf -oL "$B/bench/tiles_bench" --backend opencl --sizes 8192 --limits 256M --workers "gpu*2" --reps 3
 stamp "tiles_bench cuda 65536: exact EDT in memory and with a 16 GB budget"
