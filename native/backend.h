@@ -159,9 +159,11 @@ typedef struct iwpp_worker_spec {
 /** Tile buffers a context keeps between tiled calls (native/tiles.c): a host scratch region
  *  for the marker and, on devices, one for the mask (page-locked where the backend offers it),
  *  and two device regions. */
+#define IWPP_TILE_HOST_THREADS 4 /* most host threads of one device tile worker (tiles.host_threads) */
 typedef struct iwpp_tile_res {
-    void *host[2][2]; /* per host thread of the worker: the marker's region; the mask's (devices only) */
-    int pinned[2][2];
+    void *host[IWPP_TILE_HOST_THREADS][2]; /* per host thread of the worker: the marker's region;
+                                              the mask's (devices only) */
+    int pinned[IWPP_TILE_HOST_THREADS][2];
     size_t host_bytes;
     iwpp_buf dev[2];
     size_t dev_bytes;

@@ -327,7 +327,7 @@ typedef struct worker {
     double first_ms, rerun_ms; /* time in full runs (device: first runs, long re-runs) and host re-runs */
     int64_t rerun_pops;        /* pixels taken off re-run queues */
     int64_t overflows;         /* queue-overflow passes of its device's runs */
-    /* A device worker may have a second host thread (tiles.host_threads): a worker of its own
+    /* A device worker may have more host threads (tiles.host_threads): each a worker of its own
        here (its host scratch, counters, thread) with twin_of set, sharing the first one's
        context and device buffers, which dev_lock (the first one's) gives to one at a time. */
     struct worker *twin_of;
@@ -1058,7 +1058,7 @@ static void edt_res_free(iwpp_context *c);
 static void res_free(iwpp_context *c)
 {
     iwpp_tile_res *r = &c->tile_res;
-    for (int t = 0; t < 2; ++t)
+    for (int t = 0; t < IWPP_TILE_HOST_THREADS; ++t)
         for (int i = 0; i < 2; ++i) {
             scratch_free(c, r->host[t][i], r->pinned[t][i]);
             r->host[t][i] = NULL;
@@ -1082,9 +1082,10 @@ static int res_host(iwpp_context *c, int t)
 
 /* The worker's buffers for regions of @p bytes: the context's kept ones when they are large
  * enough and not more than twice that, else new ones (pinning memory costs about as much as
- * copying it, so a repeated call should not pay it again). @p twin (NULL: none): a second host
- * thread of the worker, with host scratch of its own and the worker's device buffers. */
-static iwpp_status res_get(iwpp_context *c, size_t bytes, worker *w, worker *twin)
+ * copying it, so a repeated call should not pay it again). @p twins[0..ntwins): more host
+ * threads of the worker, each with host scratch of its own and the worker's device buffers
+ * (ctx NULL: none, as when there is no host memory for its scratch). */
+static iwpp_status res_get(iwpp_context *c, size_t bytes, worker *w, worker *const *twins, int ntwins)
 {
     iwpp_tile_res *r = &c->tile_res;
     if (r->host_bytes < bytes || r->host_bytes > 2 * bytes || r->dev_bytes < bytes || r->dev_bytes > 2 * bytes) {
@@ -1113,16 +1114,16 @@ static iwpp_status res_get(iwpp_context *c, size_t bytes, worker *w, worker *twi
     w->hi = r->host[0][1];
     w->bj = r->dev[0];
     w->bi = r->dev[1];
-    /* no host memory for a second set: the worker runs alone */
-    if (twin && res_host(c, 1)) {
-        twin->hj = r->host[1][0];
-        twin->hi = r->host[1][1];
-        twin->bj = w->bj;
-        twin->bi = w->bi;
-        twin->s = w->s;
-        twin->copy_threads = w->copy_threads;
-        twin->twin_of = w;
-        twin->ctx = c;
+    for (int j = 0; j < ntwins && j + 1 < IWPP_TILE_HOST_THREADS && res_host(c, j + 1); ++j) {
+        worker *t = twins[j];
+        t->hj = r->host[j + 1][0];
+        t->hi = r->host[j + 1][1];
+        t->bj = w->bj;
+        t->bi = w->bi;
+        t->s = w->s;
+        t->copy_threads = w->copy_threads;
+        t->twin_of = w;
+        t->ctx = c;
     }
     return IWPP_OK;
 }
@@ -1367,8 +1368,8 @@ static void sched_free(sched *s)
 
 /* Every worker's buffers for regions of @p rmax pixels, before any tile runs: a failure here
  * leaves the marker untouched. */
-/* The workers w[0..nw) of contexts wc, and with @p host_threads 2 each device worker's twin
- * w[nw + k] (ctx NULL: none). */
+/* The workers w[0..nw) of contexts wc, and device worker k's further host threads (twins)
+ * w[j nw + k], 0 < j < @p host_threads (ctx NULL: none). */
 static iwpp_status workers_prepare(iwpp_context *ctx, sched *s, worker *w, iwpp_context *const *wc, int nw,
                                    int64_t rmax, int copy_threads, int host_threads)
 {
@@ -1378,19 +1379,21 @@ static iwpp_status workers_prepare(iwpp_context *ctx, sched *s, worker *w, iwpp_
         w[k].ctx = wc[k];
         /* host copies: the cores shared among the workers on devices; CPU workers copy alone */
         w[k].copy_threads = wc[k]->ops->kind == IWPP_BACKEND_CPU ? 1 : copy_threads;
-        worker *twin = host_threads > 1 && wc[k]->ops->kind != IWPP_BACKEND_CPU ? &w[nw + k] : NULL;
-        st = res_get(wc[k], (size_t)rmax * s->es, &w[k], twin);
+        worker *twins[IWPP_TILE_HOST_THREADS];
+        int ntwins = 0;
+        for (int j = 1; j < host_threads && wc[k]->ops->kind != IWPP_BACKEND_CPU; ++j) twins[ntwins++] = &w[j * nw + k];
+        st = res_get(wc[k], (size_t)rmax * s->es, &w[k], twins, ntwins);
         if (st != IWPP_OK && wc[k] != ctx)
             iwpp_set_error(ctx, st, "tile worker %d (%s): %s", k, wc[k]->ops->name, iwpp_error_message(wc[k]));
         w[k].bj.type = w[k].bi.type = s->I->type;
-        if (twin) twin->bj.type = twin->bi.type = s->I->type;
+        for (int j = 0; j < ntwins; ++j) twins[j]->bj.type = twins[j]->bi.type = s->I->type;
     }
     return st;
 }
 
 /* Starts one thread per worker; if one cannot start, the ones started finish the work (none
  * started: the call stops with IWPP_ENOMEM). */
-static void workers_start(sched *s, worker *w, iwpp_context *const *wc, int nw)
+static void workers_start(sched *s, worker *w, iwpp_context *const *wc, int nw, int nthreads)
 {
     for (int k = 0; k < nw; ++k) {
         if (pthread_create(&w[k].thread, NULL, worker_main, &w[k]) != 0) {
@@ -1410,7 +1413,7 @@ static void workers_start(sched *s, worker *w, iwpp_context *const *wc, int nw)
         w[k].started = 1;
     }
     /* twins: a twin that cannot start leaves its worker to run alone */
-    for (int k = nw; k < 2 * nw; ++k)
+    for (int k = nw; k < nthreads; ++k)
         if (w[0].started && w[k].ctx) w[k].started = pthread_create(&w[k].thread, NULL, worker_main, &w[k]) == 0;
 }
 
@@ -1460,7 +1463,7 @@ static void watch_progress(iwpp_context *ctx, sched *s)
 }
 
 /* The figures of a finished tiled reconstruction, in ctx->stats. */
-static void tiles_stats(iwpp_context *ctx, const sched *s, const worker *w, int nw)
+static void tiles_stats(iwpp_context *ctx, const sched *s, const worker *w, int nw, int nthreads)
 {
     iwpp_stats *o = &ctx->stats;
     memset(o, 0, sizeof *o); /* worker 0 may be ctx itself: drop its last tile's figures */
@@ -1469,14 +1472,14 @@ static void tiles_stats(iwpp_context *ctx, const sched *s, const worker *w, int 
     o->workers = nw;
     for (int64_t k = 0; k < s->g.n; ++k)
         if (s->runs[k] > o->tile_rounds) o->tile_rounds = s->runs[k];
-    for (int k = 0; k < 2 * nw; ++k) { /* a twin's figures count for its worker */
+    for (int k = 0; k < nthreads; ++k) { /* a twin's figures count for its worker */
         o->bytes_to_device += w[k].up;
         o->bytes_from_device += w[k].down;
         if (k % nw < 16) o->worker_tiles[k % nw] += w[k].tiles;
     }
     o->rounds = o->tile_rounds;
     double fms = 0, rms = 0;
-    for (int k = 0; k < 2 * nw; ++k) {
+    for (int k = 0; k < nthreads; ++k) {
         fms += w[k].first_ms;
         rms += w[k].rerun_ms;
         o->pixels_visited += w[k].rerun_pops;
@@ -1530,16 +1533,18 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
     if (rmax > n_all) rmax = (int64_t)n_all;
     int copy_threads = ngpu ? iwpp_cpu_threads(ctx) / ngpu : 1;
     if (copy_threads < 1) copy_threads = 1;
-    const int host_threads = (int)iwpp_tune_int(ctx, IWPP_TUNE_TILES_HOST_THREADS, 2, 1, 2);
+    const int host_threads =
+        (int)iwpp_tune_int(ctx, IWPP_TUNE_TILES_HOST_THREADS, 2, 1, IWPP_TILE_HOST_THREADS);
+    const int nthreads = host_threads * nw;
 
-    /* w[0..nw): the workers; w[nw..2 nw): their twins (tiles.host_threads) */
-    worker *w = calloc((size_t)(nw > 0 ? 2 * nw : 1), sizeof *w);
+    /* w[0..nw): the workers; w[nw..nthreads): their twins (tiles.host_threads) */
+    worker *w = calloc((size_t)(nthreads > 0 ? nthreads : 1), sizeof *w);
     if (sched_alloc(&s) || !w) {
         st = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the tile scheduler (%lld tiles)",
                             (long long)s.g.n);
         goto out;
     }
-    for (int k = 0; k < 2 * nw; ++k) pthread_mutex_init(&w[k].dev_lock, NULL);
+    for (int k = 0; k < nthreads; ++k) pthread_mutex_init(&w[k].dev_lock, NULL);
     st = workers_prepare(ctx, &s, w, wc, nw, rmax, copy_threads, host_threads);
     if (st != IWPP_OK) goto out_locks;
 
@@ -1550,9 +1555,9 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
         wc[k]->device_share = wc[k]->ops->kind == IWPP_BACKEND_CPU ? 0 : device_sharing(wc, nw, k);
         wc[k]->queue_bytes = queue_bytes[k];
     }
-    workers_start(&s, w, wc, nw);
+    workers_start(&s, w, wc, nw, nthreads);
     watch_progress(ctx, &s);
-    for (int k = 0; k < 2 * nw; ++k)
+    for (int k = 0; k < nthreads; ++k)
         if (w[k].started) pthread_join(w[k].thread, NULL);
     for (int k = 0; k < nw; ++k) wc[k]->device_share = 0, wc[k]->queue_bytes = 0;
     pthread_cond_destroy(&s.cv);
@@ -1561,14 +1566,14 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
         st = iwpp_set_error(ctx, s.st, "%s", s.msg[0] ? s.msg : "a tile worker failed");
     } else {
         if (ctx->progress) ctx->progress(ctx->progress_user, 1.0);
-        tiles_stats(ctx, &s, w, nw);
+        tiles_stats(ctx, &s, w, nw, nthreads);
     }
     /* Every backend's reconstruction gives every F32 zero as +0 (the sign of a zero would
        otherwise depend on the order of updates: threads, tiles, streams); host re-runs can bring
        a -0 of the mask, so the tiled result gets the same rule. */
     if (st == IWPP_OK && marker->type == IWPP_F32) plus_zeros(marker);
 out_locks:
-    for (int k = 0; k < 2 * nw; ++k) pthread_mutex_destroy(&w[k].dev_lock);
+    for (int k = 0; k < nthreads; ++k) pthread_mutex_destroy(&w[k].dev_lock);
 out:
     free(w); /* the buffers stay with the worker contexts for the next call */
     sched_free(&s);

@@ -23,6 +23,7 @@ typedef struct tiling {
     const char *workers; /* NULL = default */
     const char *label;
     const char *rerun_pops; /* tuning tiles.rerun_pops; NULL = default */
+    const char *host_threads; /* tuning tiles.host_threads; NULL = default */
 } tiling;
 
 /* Cases whose tiled run had re-runs give up for full runs (tiling "re-runs give up"). */
@@ -31,7 +32,7 @@ static int g_full_reruns;
 /* The tilings every case runs with: a budget alone (the backend's default workers), a budget
  * with a mixed worker list (the device twice and two CPU workers), and that list again with
  * every host re-run giving up after 2 pops for a full run of its tile (handed to a device by
- * the CPU workers). */
+ * the CPU workers) and three host threads taking turns on each device worker. */
 static int tilings(tiling *out, iwpp_type type)
 {
     /* budgets that give regions of a few hundred pixels (tiles.c: the devices count their work
@@ -40,12 +41,12 @@ static int tilings(tiling *out, iwpp_type type)
                                                       : g_backend == IWPP_BACKEND_CUDA ? 2 * es + 1
                                                                                        : 2 * es + 9;
     int n = 0;
-    out[n++] = (tiling){450 * per_px, NULL, "small budget", NULL};
+    out[n++] = (tiling){450 * per_px, NULL, "small budget", NULL, NULL};
     const char *list = g_backend == IWPP_BACKEND_CPU ? "cpu*3" : "gpu*2,cpu*2";
     const uint64_t budget = (g_backend == IWPP_BACKEND_CPU ? 1500 : 700) * per_px;
     out[n++] = (tiling){budget, list, g_backend == IWPP_BACKEND_CPU ? "small budget, cpu*3" : "small budget, gpu*2,cpu*2",
-                        NULL};
-    out[n++] = (tiling){budget, list, "re-runs give up after 2 pops", "2"};
+                        NULL, NULL};
+    out[n++] = (tiling){budget, list, "re-runs give up after 2 pops, 3 host threads", "2", "3"};
     return n;
 }
 
@@ -56,6 +57,7 @@ static iwpp_context *tiled_context(const harness_config *c, const tiling *t)
     iwpp_status st = iwpp_context_set_memory_limit(ctx, t->budget);
     if (st == IWPP_OK && t->workers) st = iwpp_context_set_workers(ctx, t->workers);
     if (st == IWPP_OK && t->rerun_pops) st = iwpp_context_set_tuning(ctx, "tiles.rerun_pops", t->rerun_pops);
+    if (st == IWPP_OK && t->host_threads) st = iwpp_context_set_tuning(ctx, "tiles.host_threads", t->host_threads);
     if (st != IWPP_OK) {
         print_error("cannot set up tiling \"%s\": %s\n", t->label, iwpp_error_message(ctx));
         iwpp_context_destroy(ctx);
@@ -435,7 +437,7 @@ static void test_progress_and_cancel(void **state)
     gen_spiral(d, mask);
     for (int64_t k = 0; k < odims_count(d); ++k) marker[k] = 0, mask[k] *= 100;
     marker[0] = 100;
-    tiling t = {1000, NULL, "budget 1000 B", NULL};
+    tiling t = {1000, NULL, "budget 1000 B", NULL, NULL};
     iwpp_context *ctx = tiled_context(&g_cfg[0], &t);
     assert_non_null(ctx);
     timg mk, ms;

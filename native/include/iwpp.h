@@ -232,8 +232,8 @@ IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t b
  *   tiles.rerun_pops (a tiled reconstruction's host re-run of a tile gives up for a full run of
  *   the tile on a device after this many queue pops; default: once it has taken as long as a
  *   full run would; "off": never), tiles.host_threads (host threads per device tile worker, 1
- *   or 2: with 2, one copies its next tile in and its last one out while the other's tile is on
- *   the device; default 2).
+ *   to 4: with more than one, each copies its next tile in and its last one out while another's
+ *   tile is on the device; default 2).
  * A new context takes each key from the environment variable IWPP_<KEY> (upper case, '.' as
  * '_': cuda.stage_chunk <- IWPP_CUDA_STAGE_CHUNK); the library reads the environment nowhere
  * else. Tile workers take their caller's settings. Unknown keys and values longer than 31
