@@ -315,6 +315,18 @@ void iwpp_ocl_release(iwpp_ocl *s, cl_mem m)
     if (m) s->api->clReleaseMemObject(m);
 }
 
+int iwpp_ocl_scratch_drop(iwpp_ocl *s)
+{
+    int held = 0;
+    for (int i = 0; i < IWPP_OCL_NSCRATCH; ++i) {
+        held |= s->scratch[i] != NULL;
+        iwpp_ocl_release(s, s->scratch[i]);
+        s->scratch[i] = NULL;
+        s->scratch_bytes[i] = 0;
+    }
+    return held;
+}
+
 size_t iwpp_ocl_group_size(iwpp_ocl *s, cl_kernel k, size_t want)
 {
     size_t kmax = 0, mult = 0;
@@ -734,17 +746,10 @@ static iwpp_status ocl_buf_alloc(iwpp_context *ctx, iwpp_buf *b)
              (long long)b->d, iwpp_type_name(b->type));
     iwpp_status st = iwpp_ocl_alloc(ctx, bytes, what, &m);
     if (st == IWPP_ENOMEM) {
-        /* The distance transform keeps its work buffers between calls; give them back and
-           try once more (no operation holds them while its images are being allocated). */
-        iwpp_ocl *s = iwpp_ocl_state(ctx);
-        int held = 0;
-        for (int i = 0; i < IWPP_OCL_NSCRATCH; ++i) {
-            held |= s->scratch[i] != NULL;
-            iwpp_ocl_release(s, s->scratch[i]);
-            s->scratch[i] = NULL;
-            s->scratch_bytes[i] = 0;
-        }
-        if (held) {
+        /* The distance transform and the reconstruction keep their work buffers between
+           calls; give them back and try once more (no operation holds them while its images
+           are being allocated). */
+        if (iwpp_ocl_scratch_drop(iwpp_ocl_state(ctx))) {
             ctx->message[0] = '\0';
             st = iwpp_ocl_alloc(ctx, bytes, what, &m);
         }

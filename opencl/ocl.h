@@ -92,6 +92,9 @@ iwpp_status iwpp_ocl_scratch(iwpp_context *ctx, int slot, size_t bytes, const ch
                              cl_mem *out);
 /** Release a cl_mem (NULL-safe). */
 void iwpp_ocl_release(iwpp_ocl *s, cl_mem m);
+/** Gives back every kept work buffer (iwpp_ocl_scratch); returns whether any was held. Only
+ *  where no buffer taken from a slot is still in use. */
+int iwpp_ocl_scratch_drop(iwpp_ocl *s);
 /** Work-group size for kernel @p k: a multiple of its preferred multiple, at most @p want. */
 size_t iwpp_ocl_group_size(iwpp_ocl *s, cl_kernel k, size_t want);
 

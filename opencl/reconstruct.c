@@ -58,16 +58,11 @@ enum { K_TO, K_FROM, K_SSEG, K_CARRY, K_APPLY, K_SEED, K_QUEUE, K_COUNT };
 static const char *const rec_kernel_names[K_COUNT] = {"to_keys",        "from_keys", "rec_scan_seg", "rec_scan_carry",
                                                       "rec_scan_apply", "rec_seed",  "rec_queue"};
 
+/* (J, seeds, gq, counters, gstats and F are the context's work buffers: kept for the next call) */
 static void job_free(rec_job *j)
 {
-    iwpp_ocl_release(j->s, j->J);
     iwpp_ocl_release(j->s, j->offs);
     for (int i = 0; i < 6; ++i) iwpp_ocl_release(j->s, j->scan_offs[i]);
-    iwpp_ocl_release(j->s, j->seeds);
-    iwpp_ocl_release(j->s, j->gq);
-    iwpp_ocl_release(j->s, j->counters);
-    iwpp_ocl_release(j->s, j->gstats);
-    iwpp_ocl_release(j->s, j->F);
 }
 
 /* Offsets of the previous slice along @p axis in direction @p dir, without the
@@ -156,13 +151,20 @@ static iwpp_status rec_alloc(iwpp_context *ctx, const rec_plan *p, const iwpp_bu
             if ((rs = scan_offsets(ctx, connectivity, marker, a, di ? -1 : 1, &j->scan_offs[2 * a + di],
                                    &j->nscan[2 * a + di])))
                 return rs;
-    if ((rs = iwpp_ocl_alloc(ctx, n * 4, "the reconstruction working image", &j->J)) ||
-        (rs = iwpp_ocl_alloc(ctx, (size_t)p->seed_cap * 4, "the seed queue", &j->seeds)) ||
-        (rs = iwpp_ocl_alloc(ctx, (size_t)p->q.cap * 2 * p->q.G * 4, "the per-group queues", &j->gq)) ||
-        (rs = iwpp_ocl_alloc(ctx, (4 + p->q.G) * 4, "the queue counters", &j->counters)) ||
-        (rs = iwpp_ocl_alloc(ctx, 2 * p->q.G * 4, "the queue statistics", &j->gstats)) ||
-        (rs = iwpp_ocl_alloc(ctx, scan_table_bytes(marker, p->naxes), "the scan segment table", &j->F)))
-        return rs;
+    /* work buffers kept in the context between calls (iwpp_ocl_scratch), as the EDT's: a call
+       no longer creates and releases them (opencl/README.md, "Reconstruction"); where they do
+       not fit, every kept one goes back and the call tries once more with fresh ones */
+    for (int attempt = 0;; ++attempt) {
+        if (!(rs = iwpp_ocl_scratch(ctx, 0, n * 4, "the reconstruction working image", &j->J)) &&
+            !(rs = iwpp_ocl_scratch(ctx, 1, (size_t)p->seed_cap * 4, "the seed queue", &j->seeds)) &&
+            !(rs = iwpp_ocl_scratch(ctx, 2, (size_t)p->q.cap * 2 * p->q.G * 4, "the per-group queues", &j->gq)) &&
+            !(rs = iwpp_ocl_scratch(ctx, 3, (4 + p->q.G) * 4, "the queue counters", &j->counters)) &&
+            !(rs = iwpp_ocl_scratch(ctx, 4, 2 * p->q.G * 4, "the queue statistics", &j->gstats)))
+            rs = iwpp_ocl_scratch(ctx, 5, scan_table_bytes(marker, p->naxes), "the scan segment table", &j->F);
+        if (rs != IWPP_ENOMEM || attempt > 0 || !iwpp_ocl_scratch_drop(j->s)) return rs;
+        ctx->message[0] = '\0';
+        j->J = j->seeds = j->gq = j->counters = j->gstats = j->F = NULL;
+    }
     return IWPP_OK;
 }
 
