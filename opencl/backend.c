@@ -315,6 +315,18 @@ void iwpp_ocl_release(iwpp_ocl *s, cl_mem m)
     if (m) s->api->clReleaseMemObject(m);
 }
 
+iwpp_status iwpp_ocl_scratch_set(iwpp_context *ctx, int n, const size_t *bytes, const char *const *what,
+                                 cl_mem *out)
+{
+    for (int attempt = 0;; ++attempt) {
+        iwpp_status rs = IWPP_OK;
+        for (int i = 0; i < n && rs == IWPP_OK; ++i) rs = iwpp_ocl_scratch(ctx, i, bytes[i], what[i], &out[i]);
+        if (rs != IWPP_ENOMEM || attempt > 0 || !iwpp_ocl_scratch_drop(iwpp_ocl_state(ctx))) return rs;
+        ctx->message[0] = '\0';
+        for (int i = 0; i < n; ++i) out[i] = NULL;
+    }
+}
+
 int iwpp_ocl_scratch_drop(iwpp_ocl *s)
 {
     int held = 0;

@@ -58,16 +58,17 @@ static iwpp_status dan_alloc(iwpp_context *ctx, const iwpp_buf *bin, dan_call *c
     int noffs = 0;
     iwpp_status rs;
     if ((rs = iwpp_ocl_offsets(ctx, 26, bin, &c->offs, &noffs)) ||
-        (rs = iwpp_ocl_mlq_plan(ctx, c->k[K_QUEUE], noffs, c->n, "Danielsson distance transform", &c->q)) ||
-        (rs = iwpp_ocl_alloc(ctx, n4, "the nearest-site map", &c->vr)) ||
-        (rs = iwpp_ocl_alloc(ctx, n4, "the propagation list", &c->la)) ||
-        (rs = iwpp_ocl_alloc(ctx, n4, "the propagation list", &c->lb)) ||
-        (rs = iwpp_ocl_alloc(ctx, n4, "the propagation marks", &c->mark)) ||
-        (rs = iwpp_ocl_alloc(ctx, 6 * 4, "the propagation counters", &c->cnt)) ||
-        (rs = iwpp_ocl_alloc(ctx, (size_t)c->q.cap * 2 * c->q.G * 4, "the per-group queues", &c->gq)) ||
-        (rs = iwpp_ocl_alloc(ctx, (2 + c->q.G) * 4, "the queue counters", &c->qcnt)) ||
-        (rs = iwpp_ocl_alloc(ctx, 2 * c->q.G * 4, "the queue statistics", &c->gstats)))
+        (rs = iwpp_ocl_mlq_plan(ctx, c->k[K_QUEUE], noffs, c->n, "Danielsson distance transform", &c->q)))
         return rs;
+    /* the context's work buffers, kept between calls (as CUDA's scratch; opencl/README.md) */
+    const size_t bytes[8] = {n4, n4, n4, n4, 6 * 4, (size_t)c->q.cap * 2 * c->q.G * 4, (2 + c->q.G) * 4, 2 * c->q.G * 4};
+    static const char *const what[8] = {"the nearest-site map", "the propagation list", "the propagation list",
+                                        "the propagation marks", "the propagation counters", "the per-group queues",
+                                        "the queue counters", "the queue statistics"};
+    cl_mem m[8];
+    if ((rs = iwpp_ocl_scratch_set(ctx, 8, bytes, what, m)) != IWPP_OK) return rs;
+    c->vr = m[0], c->la = m[1], c->lb = m[2], c->mark = m[3], c->cnt = m[4], c->gq = m[5], c->qcnt = m[6],
+    c->gstats = m[7];
     c->noffs = noffs;
     c->host = (cl_uint *)malloc((2 + 2 * c->q.G) * sizeof(cl_uint));
     if (!c->host) return iwpp_set_error(ctx, IWPP_ENOMEM, "OpenCL Danielsson distance transform: out of host memory");
@@ -76,8 +77,7 @@ static iwpp_status dan_alloc(iwpp_context *ctx, const iwpp_buf *bin, dan_call *c
 
 static void dan_free(dan_call *c)
 {
-    cl_mem all[] = {c->vr, c->la, c->lb, c->mark, c->cnt, c->offs, c->gq, c->qcnt, c->gstats};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) iwpp_ocl_release(c->s, all[i]);
+    iwpp_ocl_release(c->s, c->offs); /* (the rest are the context's work buffers) */
     free(c->host);
 }
 

@@ -95,6 +95,10 @@ void iwpp_ocl_release(iwpp_ocl *s, cl_mem m);
 /** Gives back every kept work buffer (iwpp_ocl_scratch); returns whether any was held. Only
  *  where no buffer taken from a slot is still in use. */
 int iwpp_ocl_scratch_drop(iwpp_ocl *s);
+/** Work buffers of slots 0..n-1 (iwpp_ocl_scratch), bytes[i] each, into out[i]; where they do
+ *  not fit, every kept buffer goes back and they are taken once more, fresh. */
+iwpp_status iwpp_ocl_scratch_set(iwpp_context *ctx, int n, const size_t *bytes, const char *const *what,
+                                 cl_mem *out);
 /** Work-group size for kernel @p k: a multiple of its preferred multiple, at most @p want. */
 size_t iwpp_ocl_group_size(iwpp_ocl *s, cl_kernel k, size_t want);
 

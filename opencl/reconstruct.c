@@ -151,20 +151,15 @@ static iwpp_status rec_alloc(iwpp_context *ctx, const rec_plan *p, const iwpp_bu
             if ((rs = scan_offsets(ctx, connectivity, marker, a, di ? -1 : 1, &j->scan_offs[2 * a + di],
                                    &j->nscan[2 * a + di])))
                 return rs;
-    /* work buffers kept in the context between calls (iwpp_ocl_scratch), as the EDT's: a call
-       no longer creates and releases them (opencl/README.md, "Reconstruction"); where they do
-       not fit, every kept one goes back and the call tries once more with fresh ones */
-    for (int attempt = 0;; ++attempt) {
-        if (!(rs = iwpp_ocl_scratch(ctx, 0, n * 4, "the reconstruction working image", &j->J)) &&
-            !(rs = iwpp_ocl_scratch(ctx, 1, (size_t)p->seed_cap * 4, "the seed queue", &j->seeds)) &&
-            !(rs = iwpp_ocl_scratch(ctx, 2, (size_t)p->q.cap * 2 * p->q.G * 4, "the per-group queues", &j->gq)) &&
-            !(rs = iwpp_ocl_scratch(ctx, 3, (4 + p->q.G) * 4, "the queue counters", &j->counters)) &&
-            !(rs = iwpp_ocl_scratch(ctx, 4, 2 * p->q.G * 4, "the queue statistics", &j->gstats)))
-            rs = iwpp_ocl_scratch(ctx, 5, scan_table_bytes(marker, p->naxes), "the scan segment table", &j->F);
-        if (rs != IWPP_ENOMEM || attempt > 0 || !iwpp_ocl_scratch_drop(j->s)) return rs;
-        ctx->message[0] = '\0';
-        j->J = j->seeds = j->gq = j->counters = j->gstats = j->F = NULL;
-    }
+    /* work buffers kept in the context between calls (iwpp_ocl_scratch_set), as the EDT's: a call
+       no longer creates and releases them (opencl/README.md, "Reconstruction") */
+    const size_t bytes[6] = {n * 4, (size_t)p->seed_cap * 4, (size_t)p->q.cap * 2 * p->q.G * 4, (4 + p->q.G) * 4,
+                             2 * p->q.G * 4, scan_table_bytes(marker, p->naxes)};
+    static const char *const what[6] = {"the reconstruction working image", "the seed queue", "the per-group queues",
+                                        "the queue counters", "the queue statistics", "the scan segment table"};
+    cl_mem m[6];
+    if ((rs = iwpp_ocl_scratch_set(ctx, 6, bytes, what, m)) != IWPP_OK) return rs;
+    j->J = m[0], j->seeds = m[1], j->gq = m[2], j->counters = m[3], j->gstats = m[4], j->F = m[5];
     return IWPP_OK;
 }
 
