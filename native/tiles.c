@@ -1368,10 +1368,12 @@ static void sched_free(sched *s)
 
 /* Every worker's buffers for regions of @p rmax pixels, before any tile runs: a failure here
  * leaves the marker untouched. */
-/* The workers w[0..nw) of contexts wc, and device worker k's further host threads (twins)
- * w[j nw + k], 0 < j < @p host_threads (ctx NULL: none). */
+/* The workers w[0..nw) of contexts wc, and worker k's further host threads (twins) w[j nw + k],
+ * 0 < j < @p host_threads (ctx NULL: none): device workers', and with @p cpu_twins CPU
+ * workers' too (tiles.host_threads set explicitly: the CPU backend's tiled tests run the twins
+ * under ThreadSanitizer so). */
 static iwpp_status workers_prepare(iwpp_context *ctx, sched *s, worker *w, iwpp_context *const *wc, int nw,
-                                   int64_t rmax, int copy_threads, int host_threads)
+                                   int64_t rmax, int copy_threads, int host_threads, int cpu_twins)
 {
     iwpp_status st = IWPP_OK;
     for (int k = 0; k < nw && st == IWPP_OK; ++k) {
@@ -1381,7 +1383,8 @@ static iwpp_status workers_prepare(iwpp_context *ctx, sched *s, worker *w, iwpp_
         w[k].copy_threads = wc[k]->ops->kind == IWPP_BACKEND_CPU ? 1 : copy_threads;
         worker *twins[IWPP_TILE_HOST_THREADS];
         int ntwins = 0;
-        for (int j = 1; j < host_threads && wc[k]->ops->kind != IWPP_BACKEND_CPU; ++j) twins[ntwins++] = &w[j * nw + k];
+        for (int j = 1; j < host_threads && (cpu_twins || wc[k]->ops->kind != IWPP_BACKEND_CPU); ++j)
+            twins[ntwins++] = &w[j * nw + k];
         st = res_get(wc[k], (size_t)rmax * s->es, &w[k], twins, ntwins);
         if (st != IWPP_OK && wc[k] != ctx)
             iwpp_set_error(ctx, st, "tile worker %d (%s): %s", k, wc[k]->ops->name, iwpp_error_message(wc[k]));
@@ -1545,7 +1548,8 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
         goto out;
     }
     for (int k = 0; k < nthreads; ++k) pthread_mutex_init(&w[k].dev_lock, NULL);
-    st = workers_prepare(ctx, &s, w, wc, nw, rmax, copy_threads, host_threads);
+    st = workers_prepare(ctx, &s, w, wc, nw, rmax, copy_threads, host_threads,
+                         iwpp_tune(ctx, IWPP_TUNE_TILES_HOST_THREADS) != NULL);
     if (st != IWPP_OK) goto out_locks;
 
     pthread_mutex_init(&s.lock, NULL);
