@@ -1070,14 +1070,15 @@ static void res_free(iwpp_context *c)
 }
 
 /* Host scratch set @p t of the context's kept buffers (bytes r->host_bytes): the marker's
- * region; on devices the mask's too (the CPU backend reads it from the caller's array). */
+ * region; on devices the mask's too (the CPU backend reads it from the caller's array, and so
+ * does a device thread that cannot have the second one). Whether the marker's is there. */
 static int res_host(iwpp_context *c, int t)
 {
     iwpp_tile_res *r = &c->tile_res;
     if (!r->host[t][0]) r->host[t][0] = scratch_alloc(c, r->host_bytes, &r->pinned[t][0]);
     if (r->host[t][0] && c->ops->kind != IWPP_BACKEND_CPU && !r->host[t][1])
         r->host[t][1] = scratch_alloc(c, r->host_bytes, &r->pinned[t][1]);
-    return r->host[t][0] && (c->ops->kind == IWPP_BACKEND_CPU || r->host[t][1]);
+    return r->host[t][0] != NULL;
 }
 
 /* The worker's buffers for regions of @p bytes: the context's kept ones when they are large
