@@ -1151,11 +1151,21 @@ static iwpp_status g_download_rows(iwpp_context *ctx, const iwpp_buf *src, int64
     iwpp_signals_leave();
     return r;
 }
+/* An operation that ran out of device memory runs once more after the kept work buffers of the
+ * reconstruction and the EDTs go back (iwpp_ocl_scratch_drop): between operations none is in
+ * use, and the operations allocate before they write. Returns whether to run it again. */
+static int nomem_retry(iwpp_context *ctx, iwpp_status r)
+{
+    if (r != IWPP_ENOMEM || !iwpp_ocl_scratch_drop(iwpp_ocl_state(ctx))) return 0;
+    ctx->message[0] = '\0';
+    return 1;
+}
 static iwpp_status g_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp_buf *mask,
                                  int connectivity, iwpp_morph_mode mode)
 {
     iwpp_signals_enter();
     iwpp_status r = iwpp_ocl_reconstruct(ctx, marker, mask, connectivity, mode);
+    if (nomem_retry(ctx, r)) r = iwpp_ocl_reconstruct(ctx, marker, mask, connectivity, mode);
     iwpp_signals_leave();
     return r;
 }
@@ -1164,6 +1174,7 @@ static iwpp_status g_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_met
 {
     iwpp_signals_enter();
     iwpp_status r = iwpp_ocl_edt(ctx, binary, method, spacing, dist, nearest);
+    if (nomem_retry(ctx, r)) r = iwpp_ocl_edt(ctx, binary, method, spacing, dist, nearest);
     iwpp_signals_leave();
     return r;
 }
@@ -1172,6 +1183,7 @@ static iwpp_status g_edt_views(iwpp_context *ctx, const iwpp_image *binary, iwpp
 {
     iwpp_signals_enter();
     iwpp_status r = ocl_edt_views(ctx, binary, method, spacing, dist_out, nearest_out);
+    if (nomem_retry(ctx, r)) r = ocl_edt_views(ctx, binary, method, spacing, dist_out, nearest_out);
     iwpp_signals_leave();
     return r;
 }
@@ -1180,6 +1192,7 @@ static iwpp_status g_pointwise(iwpp_context *ctx, iwpp_pw_op op, iwpp_buf *dst, 
 {
     iwpp_signals_enter();
     iwpp_status r = iwpp_ocl_pointwise(ctx, op, dst, a, b, s);
+    if (nomem_retry(ctx, r)) r = iwpp_ocl_pointwise(ctx, op, dst, a, b, s);
     iwpp_signals_leave();
     return r;
 }
@@ -1188,6 +1201,7 @@ static iwpp_status g_morph_unit(iwpp_context *ctx, iwpp_buf *dst, const iwpp_buf
 {
     iwpp_signals_enter();
     iwpp_status r = iwpp_ocl_morph_unit(ctx, dst, src, connectivity, mode, iterations);
+    if (nomem_retry(ctx, r)) r = iwpp_ocl_morph_unit(ctx, dst, src, connectivity, mode, iterations);
     iwpp_signals_leave();
     return r;
 }
@@ -1195,6 +1209,7 @@ static iwpp_status g_minmax(iwpp_context *ctx, const iwpp_buf *a, double *min, d
 {
     iwpp_signals_enter();
     iwpp_status r = iwpp_ocl_minmax(ctx, a, min, max);
+    if (nomem_retry(ctx, r)) r = iwpp_ocl_minmax(ctx, a, min, max);
     iwpp_signals_leave();
     return r;
 }
@@ -1204,6 +1219,7 @@ static iwpp_status g_label(iwpp_context *ctx, const iwpp_buf *in, int connectivi
 {
     iwpp_signals_enter();
     iwpp_status r = iwpp_ocl_label(ctx, in, connectivity, mode, labels, count);
+    if (nomem_retry(ctx, r)) r = iwpp_ocl_label(ctx, in, connectivity, mode, labels, count);
     iwpp_signals_leave();
     return r;
 }
@@ -1212,6 +1228,7 @@ static iwpp_status g_watershed(iwpp_context *ctx, const iwpp_buf *in, const iwpp
 {
     iwpp_signals_enter();
     iwpp_status r = iwpp_ocl_watershed(ctx, in, markers, mask, connectivity, lines, labels);
+    if (nomem_retry(ctx, r)) r = iwpp_ocl_watershed(ctx, in, markers, mask, connectivity, lines, labels);
     iwpp_signals_leave();
     return r;
 }
