@@ -32,7 +32,9 @@ static int g_full_reruns;
 /* The tilings every case runs with: a budget alone (the backend's default workers), a budget
  * with a mixed worker list (the device twice and two CPU workers), and that list again with
  * every host re-run giving up after 2 pops for a full run of its tile (handed to a device by
- * the CPU workers) and three host threads taking turns on each device worker. */
+ * the CPU workers) and three host threads taking turns on each worker (set explicitly, the key
+ * applies to CPU workers too: under ThreadSanitizer the CPU backend's run checks the threads'
+ * sharing of a worker's context). */
 static int tilings(tiling *out, iwpp_type type)
 {
     /* budgets that give regions of a few hundred pixels (tiles.c: the devices count their work
