@@ -54,8 +54,9 @@ typedef struct mlq_slot {
 
 typedef struct mlq_state {
     mlq_slot slot[3];
-    uint out_n; /* items written (or attempted) to the global out queue */
-    uint leave; /* the group leaves its queue (leave_rounds) */
+    uint out_n;  /* items written (or attempted) to the global out queue */
+    uint next_n; /* the next round's input, as work-item 0 saw it after the round */
+    uint leave;  /* the group leaves its queue (leave_rounds) */
 } mlq_state;
 
 inline void mlq_reset(__local mlq_state *st)
@@ -178,11 +179,8 @@ inline uint mlq_push(__local mlq_state *st, uint step, uint fill, __local uint *
     __global volatile uint *mlq_fin = counters + 2 + mlq_G;                                            \
     uint mlq_visited = 0, mlq_rounds = 0;                                                              \
     while (mlq_in_n > 0) {                                                                             \
-        if (mlq_lid == 0) {                                                                            \
-            mlq_reset(&mlq_st);                                                                        \
-            if (variant == VARIANT_ATOMIC) *mlq_acount = 0u;                                           \
-        }                                                                                              \
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                           \
+        if (mlq_lid == 0) mlq_reset(&mlq_st);                                                          \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
         uint mlq_fill = 0, mlq_step = 0;                                                               \
         for (uint mlq_base = 0; mlq_base < mlq_in_n; mlq_base += mlq_L * K, ++mlq_step) {              \
             uint mlq_tn = 0;                                                                           \
@@ -196,21 +194,25 @@ inline uint mlq_push(__local mlq_state *st, uint step, uint fill, __local uint *
                 mlq_fill = mlq_push(&mlq_st, mlq_step, mlq_fill, bq, bq_cap, tq, mlq_tn, mlq_out, cap, mlq_ovf); \
         }                                                                                              \
         if (variant != VARIANT_ATOMIC) mlq_flush(&mlq_st, bq, mlq_fill, mlq_out, cap, mlq_ovf);        \
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                           \
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE); /* the out queue: the next round's input */ \
         ++mlq_rounds;                                                                                  \
-        const uint mlq_n_out = (variant == VARIANT_ATOMIC) ? *mlq_acount : mlq_st.out_n;               \
-        if (leave_rounds > 0u && mlq_lid == 0) {                                                       \
-            mlq_st.leave = mlq_n_out > 0u &&                                                           \
-                           (mlq_rounds >= leave_rounds ||                                              \
-                            (mlq_rounds >= leave_rounds / 32u && mlq_n_out >= 16u * mlq_L)) &&        \
-                           *mlq_fin + 1u + mlq_G / 8u >= mlq_G;                                        \
-            if (mlq_st.leave) {                                                                        \
-                *mlq_ovf = 1u; /* the collection finds what this queue held */                         \
-                atomic_inc(mlq_fin + 1);                                                               \
+        if (mlq_lid == 0) {                                                                            \
+            /* (the atomic variant's count is taken and cleared in one step) */                        \
+            const uint mlq_n_out = (variant == VARIANT_ATOMIC) ? atomic_xchg(mlq_acount, 0u) : mlq_st.out_n; \
+            mlq_st.next_n = mlq_n_out;                                                                 \
+            if (leave_rounds > 0u) {                                                                   \
+                mlq_st.leave = mlq_n_out > 0u &&                                                       \
+                               (mlq_rounds >= leave_rounds ||                                          \
+                                (mlq_rounds >= leave_rounds / 32u && mlq_n_out >= 16u * mlq_L)) &&    \
+                               *mlq_fin + 1u + mlq_G / 8u >= mlq_G;                                    \
+                if (mlq_st.leave) {                                                                    \
+                    *mlq_ovf = 1u; /* the collection finds what this queue held */                     \
+                    atomic_inc(mlq_fin + 1);                                                           \
+                }                                                                                      \
             }                                                                                          \
         }                                                                                              \
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                                           \
-        mlq_in_n = (leave_rounds > 0u && mlq_st.leave) ? 0u : min(mlq_n_out, cap);                     \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
+        mlq_in_n = (leave_rounds > 0u && mlq_st.leave) ? 0u : min(mlq_st.next_n, cap);                 \
         mlq_in = mlq_out;                                                                              \
         mlq_out = (mlq_out == mlq_qa) ? mlq_qb : mlq_qa;                                               \
     }                                                                                                  \
