@@ -376,6 +376,7 @@ int main(int argc, char **argv)
                     snprintf(label, sizeof label, "%s%s%s", c < 0 ? "exact EDT, in memory" : wl ? "EDT workers " : stage ? "EDT in memory, stage " : lim[c],
                              stage ? stage : "", wl ? wl : "");
                     apply_stage(stage);
+                    const double used0 = device_used_mb(be);
                     iwpp_context_create(&ctx, be);
                     if (device) iwpp_context_set_device(ctx, device);
                     if (c >= 0 && c < nlim) iwpp_context_set_memory_limit(ctx, parse_bytes(lim[c]));
@@ -398,6 +399,7 @@ int main(int argc, char **argv)
                         if (r > 0 && t1 - t0 < best) best = t1 - t0;
                     }
                     iwpp_context_stats(ctx, &st);
+                    const double used1 = device_used_mb(be);
                     const char *check = "reference";
                     if (c < 0) {
                         memcpy(dref, dist, (size_t)px * sizeof(float));
@@ -413,6 +415,8 @@ int main(int argc, char **argv)
                     if (okrun && st.tiles == 0)
                         print_floor("", best, st.compute_ms, strstr(st.variant, "/bits") ? px / 8.0 : (double)px,
                                     4.0 * (double)px);
+                    if (okrun && used0 >= 0 && used1 >= 0)
+                        printf("  %-28s device memory the context kept: %.0f MB\n", "", used1 - used0);
                     iwpp_context_destroy(ctx);
                 }
             }

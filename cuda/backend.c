@@ -17,6 +17,7 @@ const iwpp_backend_ops iwpp_cuda_backend = {
     .reconstruct = iwpp_cuda_reconstruct,
     .edt = iwpp_cuda_edt,
     .edt_views = iwpp_cuda_edt_views,
+    .edt_scratch_bytes = iwpp_cuda_edt_scratch_bytes,
     .pointwise = iwpp_cuda_pointwise,
     .morph_unit = iwpp_cuda_morph_unit,
     .wrap = NULL,

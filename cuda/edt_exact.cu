@@ -1298,7 +1298,12 @@ static void plan_colbands(const iwpp_context *ctx, const cuda_state *st, int64_t
                        iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_WIDE) || iwpp_tune(ctx, IWPP_TUNE_CUDA_EDT_COL_TILE);
     P->colbands = d == 1 && P->intv && !P->lines && k != 0 && !other;
     if (!P->colbands) return;
-    if (k < 0) k = ((int64_t)st->sms * 4096 + w - 1) / w;
+    if (k < 0) {
+        k = ((int64_t)st->sms * 4096 + w - 1) / w;
+        /* bands of at least a sector of rows: the entries E hold whole sectors per band, so bands
+           of fewer rows (short images: EDT strips) would take up to 8x their 4 bytes a pixel */
+        if (k > h / CB_SECTOR) k = h / CB_SECTOR;
+    }
     if (k > CB_MAXK) k = CB_MAXK;
     if (k > h) k = h;
     if (k < 1) k = 1;
@@ -1747,6 +1752,21 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
     if ((e = cu_timer_stop(ctx)) != IWPP_OK) return e;
     exact_name(ctx, P, h, d, "");
     return IWPP_OK;
+}
+
+/* The work buffers edt_exact would take for these sizes (exact_setup's scratch): the EDT tiles
+ * size their regions by it (native/tiles.c). */
+extern "C" double iwpp_cuda_edt_scratch_bytes(iwpp_context *ctx, int64_t w, int64_t h, int64_t d, const double sp[3])
+{
+    if (cu_enter(ctx) != IWPP_OK) {
+        ctx->message[0] = '\0';
+        return -1.0;
+    }
+    cu_plan P;
+    plan_exact(ctx, cu_state(ctx), w, h, d, sp, &P);
+    exact_layout X;
+    plan_layout(P, w, h, d, &X);
+    return (double)(X.maps_al + X.stack_bytes);
 }
 
 /* edt_danielsson.cu */

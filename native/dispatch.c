@@ -780,7 +780,7 @@ iwpp_status iwpp_distance_transform(iwpp_context *ctx, const iwpp_image *binary,
     if ((st = iwpp_check_spacing(ctx, binary, spacing, sp))) return st;
     double t0 = iwpp_now_ms();
     memset(&ctx->stats, 0, sizeof ctx->stats);
-    if (iwpp_tiles_edt_needed(ctx, binary)) {
+    if (iwpp_tiles_edt_needed(ctx, binary, method, sp, nearest_out != NULL)) {
         st = edt_by_tiles(ctx, binary, method, sp, dist_out, nearest_out);
         if (st == IWPP_OK) iwpp_end(ctx, t0);
         return st;

@@ -23,8 +23,10 @@ int iwpp_tiles_needed(iwpp_context *ctx, iwpp_type type, const iwpp_image *like)
 iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const iwpp_image *mask,
                                    int connectivity, iwpp_morph_mode mode);
 
-/** Whether an exact EDT of @p binary exceeds ctx's device budget (GPU backends only). */
-int iwpp_tiles_edt_needed(iwpp_context *ctx, const iwpp_image *binary);
+/** Whether an EDT of @p binary exceeds ctx's device budget (GPU backends only; the exact method
+ *  by the work buffers the backend says it takes, where it says). */
+int iwpp_tiles_edt_needed(iwpp_context *ctx, const iwpp_image *binary, iwpp_edt_method method, const double sp[3],
+                          int nearest);
 
 /** Exact EDT beyond the budget (arguments checked, spacing resolved): strips of whole rows
  *  (planes) with margins over the call's GPU workers, else square tiles with margins on ctx's
