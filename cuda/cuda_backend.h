@@ -42,7 +42,8 @@ iwpp_status iwpp_cuda_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_me
                           const double spacing[3], iwpp_buf *dist, iwpp_buf *nearest);
 iwpp_status iwpp_cuda_edt_views(iwpp_context *ctx, const iwpp_image *binary, iwpp_edt_method method,
                                 const double spacing[3], iwpp_image *dist_out, iwpp_image *nearest_out);
-double iwpp_cuda_edt_scratch_bytes(iwpp_context *ctx, int64_t w, int64_t h, int64_t d, const double spacing[3]);
+double iwpp_cuda_edt_scratch_bytes(iwpp_context *ctx, iwpp_type type, int64_t w, int64_t h, int64_t d,
+                                   const double spacing[3], int nearest);
 
 /* label.cu (union-find) and watershed.cu */
 iwpp_status iwpp_cuda_label(iwpp_context *ctx, const iwpp_buf *in, int connectivity, iwpp_label_mode mode,

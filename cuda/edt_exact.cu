@@ -1756,8 +1756,10 @@ static iwpp_status edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const doubl
 
 /* The work buffers edt_exact would take for these sizes (exact_setup's scratch): the EDT tiles
  * size their regions by it (native/tiles.c). */
-extern "C" double iwpp_cuda_edt_scratch_bytes(iwpp_context *ctx, int64_t w, int64_t h, int64_t d, const double sp[3])
+extern "C" double iwpp_cuda_edt_scratch_bytes(iwpp_context *ctx, iwpp_type type, int64_t w, int64_t h, int64_t d,
+                                              const double sp[3], int nearest)
 {
+    (void)type, (void)nearest; /* the plan depends on neither */
     if (cu_enter(ctx) != IWPP_OK) {
         ctx->message[0] = '\0';
         return -1.0;

@@ -123,10 +123,12 @@ typedef struct iwpp_backend_ops {
      *  first), so that a failed call leaves them untouched. dispatch.c never passes a view
      *  that overlaps another argument of the call. */
     iwpp_status (*wrap_output)(iwpp_context *ctx, iwpp_buf *b, const iwpp_image *im);
-    /** Optional (may be NULL = unknown): device bytes the exact EDT of a w x h x d image with
-     *  this spacing takes beside its input and outputs (its work buffers), so that EDT tiles
-     *  are sized by what they take, not by an estimate. */
-    double (*edt_scratch_bytes)(iwpp_context *ctx, int64_t w, int64_t h, int64_t d, const double spacing[3]);
+    /** Optional (may be NULL = unknown): device bytes the exact EDT of a w x h x d image of
+     *  @p type with this spacing (and nearest indices or not) takes beside its input and
+     *  outputs (its work buffers), so that EDT tiles are sized by what they take, not by an
+     *  estimate; negative: unknown. */
+    double (*edt_scratch_bytes)(iwpp_context *ctx, iwpp_type type, int64_t w, int64_t h, int64_t d,
+                                const double spacing[3], int nearest);
     /** Optional (may be NULL = no limit known): device memory free now, in bytes. */
     uint64_t (*mem_free)(iwpp_context *ctx);
     /** Optional (may be NULL = plain malloc/free): host memory the backend copies from and to

@@ -1609,7 +1609,7 @@ static double edt_bytes(iwpp_context *ctx, iwpp_type type, int64_t w, int64_t h,
                         int nearest)
 {
     const double n = (double)w * (double)h * (double)d;
-    const double work = ctx->ops->edt_scratch_bytes ? ctx->ops->edt_scratch_bytes(ctx, w, h, d, sp) : -1.0;
+    const double work = ctx->ops->edt_scratch_bytes ? ctx->ops->edt_scratch_bytes(ctx, type, w, h, d, sp, nearest) : -1.0;
     if (work < 0) return n * edt_bytes_per_pixel(type);
     return n * ((double)iwpp_type_size(type) + 4.0 + (nearest ? 8.0 : 0.0)) + work;
 }

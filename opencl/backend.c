@@ -1169,6 +1169,14 @@ static iwpp_status g_reconstruct(iwpp_context *ctx, iwpp_buf *marker, const iwpp
     iwpp_signals_leave();
     return r;
 }
+static double g_edt_scratch_bytes(iwpp_context *ctx, iwpp_type type, int64_t w, int64_t h, int64_t d,
+                                  const double spacing[3], int nearest)
+{
+    iwpp_signals_enter(); /* (it may build the EDT program) */
+    const double r = iwpp_ocl_edt_scratch_bytes(ctx, type, w, h, d, spacing, nearest);
+    iwpp_signals_leave();
+    return r;
+}
 static iwpp_status g_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_method method,
                          const double spacing[3], iwpp_buf *dist, iwpp_buf *nearest)
 {
@@ -1248,6 +1256,7 @@ const iwpp_backend_ops iwpp_opencl_backend = {
     .download_rows = g_download_rows,
     .reconstruct = g_reconstruct,
     .edt = g_edt,
+    .edt_scratch_bytes = g_edt_scratch_bytes,
     .edt_views = g_edt_views,
     .pointwise = g_pointwise,
     .morph_unit = g_morph_unit,

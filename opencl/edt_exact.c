@@ -143,7 +143,10 @@ static void plan_colbands(const iwpp_context *ctx, const iwpp_ocl *s, int intv, 
                       iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_LOCAL_MEM);
     P->colbands = d == 1 && intv && !P->lines && k != 0 && !other;
     if (!P->colbands) return;
-    if (k < 0) k = ((long long)s->compute_units * (s->is_gpu ? 4096 : 64) + w - 1) / w;
+    if (k < 0) {
+        k = ((long long)s->compute_units * (s->is_gpu ? 4096 : 64) + w - 1) / w;
+        if (k > h / CB_SECTOR) k = h / CB_SECTOR; /* bands of a whole sector of rows, as on CUDA */
+    }
     if (k > CB_MAXK) k = CB_MAXK;
     if (k > h) k = h;
     if (k < 1) k = 1;
@@ -238,60 +241,72 @@ typedef struct exact_call {
     cl_mem own[8];                                           /* fresh buffers this call releases */
 } exact_call;
 
+/* One work buffer a call needs: its slot, size and name, and where it goes. */
+typedef struct work_need {
+    int slot;
+    size_t bytes;
+    const char *what;
+    cl_mem *out, *own;
+} work_need;
+
+/* The work buffers the plan's paths need, in the order they are taken; returns how many. */
+static int exact_needs(const exact_plan *P, exact_call *c, cl_uint len, cl_uint nseg, work_need nd[8])
+{
+    const size_t n = (size_t)c->w * c->h * c->d, rows_n = (size_t)c->h * c->d;
+    const size_t nb = ((size_t)c->w + RB_S - 1) / RB_S, nsb = (nb + RB_SB - 1) / RB_SB;
+    const int serial_rows = P->rows == ROWS_SERIAL;
+    int m = 0;
+#define NEED(SLOT, BYTES, WHAT, OUT, OWN) (nd[m++] = (work_need){SLOT, BYTES, WHAT, OUT, OWN})
+    if (P->colbands) { /* sx (ushort) in the site map, the bands' entries E and ranges R */
+        const size_t e_bytes = (size_t)4 * CB_SECTOR * (size_t)P->cb_k * (size_t)((P->cb_l + CB_SECTOR - 1) / CB_SECTOR) *
+                               (size_t)c->w;
+        NEED(W_SITES, n * 2, "the distance transform's site map", &c->sites, &c->own[0]);
+        NEED(W_NY2, e_bytes, "the distance transform's band envelopes", &c->ny2, &c->own[2]);
+        NEED(W_NZ2, (size_t)4 * (size_t)P->cb_k * (size_t)c->w, "the distance transform's band ranges", &c->nz2,
+             &c->own[3]);
+        return m;
+    }
+    if (P->lines) { /* sx (ushort) in the site map, f2 and sy (ushort) in the 3D maps, the stacks */
+        NEED(W_SITES, n * 4, "the distance transform's site map", &c->sites, &c->own[0]);
+        if (c->is3) {
+            NEED(W_NY2, n * 4, "the distance transform's plane map", &c->ny2, &c->own[2]);
+            NEED(W_NZ2, n * 4, "the distance transform's site rows", &c->nz2, &c->own[3]);
+        }
+        NEED(W_STACK, P->ln_items * (size_t)P->ln_cap * 8, "the distance transform's stacks", &c->v, &c->own[4]);
+        return m;
+    }
+    NEED(W_SITES, n * 4, "the distance transform's site map", &c->sites, &c->own[0]);
+    NEED(W_SEG, (size_t)len * nseg * 8, "the distance transform's segment table", &c->seg, &c->own[1]);
+    if (c->is3) {
+        NEED(W_NY2, n * 4, "the distance transform's y-site map", &c->ny2, &c->own[2]);
+        NEED(W_NZ2, n * 4, "the distance transform's z-site map", &c->nz2, &c->own[3]);
+    }
+    if (P->rows == ROWS_WIDE) {
+        NEED(W_WSTK, rows_n * nb * RB_S, "the distance transform's band stacks", &c->wstk, &c->own[7]);
+        NEED(W_WMIN, rows_n * (nb + nsb) * sizeof(cl_double), "the distance transform's band minima", &c->wmin,
+             &c->own[5]);
+        NEED(W_WCNT, rows_n * nb, "the distance transform's band counts", &c->wcnt, &c->own[6]);
+    }
+    if ((c->is3 && P->cols == COLS_SERIAL) || serial_rows)
+        NEED(W_STACK, n * 4, "the distance transform's envelope scratch", &c->v, &c->own[4]);
+    if (serial_rows) {
+        NEED(W_TMAP, n * 4, "the distance transform's transposed map", &c->tmap, &c->own[5]);
+        if (c->want) NEED(W_TNEAR, n * 8, "the transposed nearest-index map", &c->tnear, &c->own[6]);
+    }
+#undef NEED
+    return m;
+}
+
 /* Work buffers the plan's paths need (kept between calls unless ocl.edt_fresh = 1). */
 static iwpp_status exact_alloc(iwpp_context *ctx, const exact_plan *P, exact_call *c, cl_uint len, cl_uint nseg)
 {
     const char *ev = iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_FRESH);
     const int fresh = ev && atoi(ev) == 1;
-    const size_t n = (size_t)c->w * c->h * c->d, rows_n = (size_t)c->h * c->d;
-    const size_t nb = ((size_t)c->w + RB_S - 1) / RB_S, nsb = (nb + RB_SB - 1) / RB_SB;
-    const int serial_rows = P->rows == ROWS_SERIAL;
-    iwpp_status rs;
-    if (P->colbands) { /* sx (ushort) in the site map, the bands' entries E and ranges R */
-        const size_t e_bytes = (size_t)4 * CB_SECTOR * (size_t)P->cb_k * (size_t)((P->cb_l + CB_SECTOR - 1) / CB_SECTOR) *
-                               (size_t)c->w;
-        if ((rs = work_buf(ctx, fresh, W_SITES, n * 2, "the distance transform's site map", &c->sites, &c->own[0])) ||
-            (rs = work_buf(ctx, fresh, W_NY2, e_bytes, "the distance transform's band envelopes", &c->ny2, &c->own[2])))
-            return rs;
-        return work_buf(ctx, fresh, W_NZ2, (size_t)4 * (size_t)P->cb_k * (size_t)c->w,
-                        "the distance transform's band ranges", &c->nz2, &c->own[3]);
-    }
-    if (P->lines) { /* sx (ushort) in the site map, f2 and sy (ushort) in the 3D maps, the stacks */
-        if ((rs = work_buf(ctx, fresh, W_SITES, n * 4, "the distance transform's site map", &c->sites, &c->own[0])))
-            return rs;
-        if (c->is3 && ((rs = work_buf(ctx, fresh, W_NY2, n * 4, "the distance transform's plane map", &c->ny2,
-                                      &c->own[2])) ||
-                       (rs = work_buf(ctx, fresh, W_NZ2, n * 4, "the distance transform's site rows", &c->nz2,
-                                      &c->own[3]))))
-            return rs;
-        return work_buf(ctx, fresh, W_STACK, P->ln_items * (size_t)P->ln_cap * 8, "the distance transform's stacks",
-                        &c->v, &c->own[4]);
-    }
-    if ((rs = work_buf(ctx, fresh, W_SITES, n * 4, "the distance transform's site map", &c->sites, &c->own[0])) ||
-        (rs = work_buf(ctx, fresh, W_SEG, (size_t)len * nseg * 8, "the distance transform's segment table", &c->seg,
-                       &c->own[1])))
-        return rs;
-    if (c->is3 &&
-        ((rs = work_buf(ctx, fresh, W_NY2, n * 4, "the distance transform's y-site map", &c->ny2, &c->own[2])) ||
-         (rs = work_buf(ctx, fresh, W_NZ2, n * 4, "the distance transform's z-site map", &c->nz2, &c->own[3]))))
-        return rs;
-    if (P->rows == ROWS_WIDE &&
-        ((rs = work_buf(ctx, fresh, W_WSTK, rows_n * nb * RB_S, "the distance transform's band stacks", &c->wstk,
-                        &c->own[7])) ||
-         (rs = work_buf(ctx, fresh, W_WMIN, rows_n * (nb + nsb) * sizeof(cl_double),
-                        "the distance transform's band minima", &c->wmin, &c->own[5])) ||
-         (rs = work_buf(ctx, fresh, W_WCNT, rows_n * nb, "the distance transform's band counts", &c->wcnt,
-                        &c->own[6]))))
-        return rs;
-    if (((c->is3 && P->cols == COLS_SERIAL) || serial_rows) &&
-        (rs = work_buf(ctx, fresh, W_STACK, n * 4, "the distance transform's envelope scratch", &c->v, &c->own[4])))
-        return rs;
-    if (serial_rows &&
-        ((rs = work_buf(ctx, fresh, W_TMAP, n * 4, "the distance transform's transposed map", &c->tmap, &c->own[5])) ||
-         (c->want && (rs = work_buf(ctx, fresh, W_TNEAR, n * 8, "the transposed nearest-index map", &c->tnear,
-                                    &c->own[6])))))
-        return rs;
-    return IWPP_OK;
+    work_need nd[8];
+    const int m = exact_needs(P, c, len, nseg, nd);
+    iwpp_status rs = IWPP_OK;
+    for (int i = 0; i < m && rs == IWPP_OK; ++i) rs = work_buf(ctx, fresh, nd[i].slot, nd[i].bytes, nd[i].what, nd[i].out, nd[i].own);
+    return rs;
 }
 
 /* Pass A: in -> sites (ny in 2D, nz in 3D), `count` planes of `len` lines in segments of SEG_A
@@ -639,33 +654,65 @@ static cl_int run_exact(const iwpp_context *ctx, const exact_call *c, const exac
     return err == CL_SUCCESS ? iwpp_ocl_finish(c->s) : err;
 }
 
+/* A call's sizes and spacing in c, its kernels and its plan (the paths the device can take). */
+static iwpp_status exact_prepare(iwpp_context *ctx, iwpp_type type, int64_t w, int64_t h, int64_t d,
+                                 const double sp[3], int want, exact_call *c, exact_plan *P, cl_kernel k[KX_COUNT])
+{
+    iwpp_ocl *s = iwpp_ocl_state(ctx);
+    memset(c, 0, sizeof *c);
+    c->s = s;
+    c->w = (cl_int)w, c->h = (cl_int)h, c->d = (cl_int)d, c->is3 = c->d > 1, c->want = want;
+    c->rows = (cl_uint)c->h * (cl_uint)c->d;
+    c->hx = sp[0], c->hy = sp[1], c->hz = sp[2];
+    c->intv = sp[0] == 1.0 && sp[1] == 1.0 && sp[2] == 1.0 &&
+              (int64_t)c->w * c->w + (int64_t)c->h * c->h + (int64_t)c->d * c->d < ((int64_t)1 << 31);
+    iwpp_status rs = exact_kernels(ctx, type, c->is3, k);
+    if (rs) return rs;
+    plan_exact(ctx, s, iwpp_ocl_group_size(s, k[KX_WB], WB_BANDS) == WB_BANDS, c->intv, c->w, c->h, c->d, P);
+    /* both run pass X's groups; the lines path needs its groups of 64 (local windows), the column
+     * bands theirs (the hull's local windows) */
+    const int pass_x_ok = iwpp_ocl_group_size(s, k[KX_LX], LNX_GROUP) == LNX_GROUP && lnx_local_bytes(c->w) <= s->local_mem;
+    if (P->lines && (!pass_x_ok || iwpp_ocl_group_size(s, k[KX_LY], 64) != 64 || iwpp_ocl_group_size(s, k[KX_LOUT], 64) != 64))
+        P->lines = 0;
+    P->cb_mgroup = iwpp_ocl_group_size(s, k[KX_CBM], CB_MGROUP) / CB_MCOLS * CB_MCOLS; /* fewer slots loop */
+    if (P->colbands && (!pass_x_ok || iwpp_ocl_group_size(s, k[KX_CBH], 64) != 64 || P->cb_mgroup == 0 ||
+                        iwpp_ocl_group_size(s, k[KX_CBC], 64) != 64))
+        P->colbands = 0;
+    return IWPP_OK;
+}
+
+/* The work buffers an exact EDT of these sizes takes (the EDT tiles size their regions by it;
+ * native/tiles.c); -1 where the device cannot run it. */
+double iwpp_ocl_edt_scratch_bytes(iwpp_context *ctx, iwpp_type type, int64_t w, int64_t h, int64_t d,
+                                  const double sp[3], int nearest)
+{
+    exact_call c;
+    exact_plan P;
+    cl_kernel k[KX_COUNT];
+    if (w > INT32_MAX || h > INT32_MAX || d > INT32_MAX ||
+        exact_prepare(ctx, type, w, h, d, sp, nearest, &c, &P, k) != IWPP_OK) {
+        ctx->message[0] = '\0';
+        return -1.0;
+    }
+    const cl_uint len = c.is3 ? (cl_uint)(c.w * c.h) : (cl_uint)c.w;
+    const cl_uint nseg = (cl_uint)(((c.is3 ? c.d : c.h) + SEG_A - 1) / SEG_A);
+    work_need nd[8];
+    const int m = exact_needs(&P, &c, len, nseg, nd);
+    double bytes = 0;
+    for (int i = 0; i < m; ++i) bytes += (double)nd[i].bytes;
+    return bytes;
+}
+
 iwpp_status iwpp_ocl_edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
                                iwpp_buf *nearest)
 {
     iwpp_ocl *s = iwpp_ocl_state(ctx);
     exact_call c;
-    memset(&c, 0, sizeof c);
-    c.s = s;
-    c.w = (cl_int)bin->w, c.h = (cl_int)bin->h, c.d = (cl_int)bin->d, c.is3 = c.d > 1, c.want = nearest != NULL;
-    c.rows = (cl_uint)c.h * (cl_uint)c.d;
-    c.hx = sp[0], c.hy = sp[1], c.hz = sp[2];
-    c.intv = sp[0] == 1.0 && sp[1] == 1.0 && sp[2] == 1.0 &&
-             (int64_t)c.w * c.w + (int64_t)c.h * c.h + (int64_t)c.d * c.d < ((int64_t)1 << 31);
-    c.bin = (cl_mem)bin->ptr, c.md = (cl_mem)dist->ptr, c.mn = nearest ? (cl_mem)nearest->ptr : c.md;
-    cl_kernel k[KX_COUNT];
-    iwpp_status rs = exact_kernels(ctx, bin->type, c.is3, k);
-    if (rs) return rs;
     exact_plan P;
-    plan_exact(ctx, s, iwpp_ocl_group_size(s, k[KX_WB], WB_BANDS) == WB_BANDS, c.intv, c.w, c.h, c.d, &P);
-    /* both run pass X's groups; the lines path needs its groups of 64 (local windows), the column
-     * bands theirs (the hull's local windows) */
-    const int pass_x_ok = iwpp_ocl_group_size(s, k[KX_LX], LNX_GROUP) == LNX_GROUP && lnx_local_bytes(c.w) <= s->local_mem;
-    if (P.lines && (!pass_x_ok || iwpp_ocl_group_size(s, k[KX_LY], 64) != 64 || iwpp_ocl_group_size(s, k[KX_LOUT], 64) != 64))
-        P.lines = 0;
-    P.cb_mgroup = iwpp_ocl_group_size(s, k[KX_CBM], CB_MGROUP) / CB_MCOLS * CB_MCOLS; /* fewer slots loop */
-    if (P.colbands && (!pass_x_ok || iwpp_ocl_group_size(s, k[KX_CBH], 64) != 64 || P.cb_mgroup == 0 ||
-                       iwpp_ocl_group_size(s, k[KX_CBC], 64) != 64))
-        P.colbands = 0;
+    cl_kernel k[KX_COUNT];
+    iwpp_status rs = exact_prepare(ctx, bin->type, bin->w, bin->h, bin->d, sp, nearest != NULL, &c, &P, k);
+    if (rs) return rs;
+    c.bin = (cl_mem)bin->ptr, c.md = (cl_mem)dist->ptr, c.mn = nearest ? (cl_mem)nearest->ptr : c.md;
     const cl_uint len = c.is3 ? (cl_uint)(c.w * c.h) : (cl_uint)c.w;
     const cl_uint nseg = (cl_uint)(((c.is3 ? c.d : c.h) + SEG_A - 1) / SEG_A);
     if (!(rs = exact_alloc(ctx, &P, &c, len, nseg))) {

@@ -174,6 +174,8 @@ cl_int iwpp_ocl_mlq_run(iwpp_context *ctx, cl_kernel k, const iwpp_ocl_mlq *q, c
 /** The two distance transforms (edt_exact.c, edt_danielsson.c; entry iwpp_ocl_edt in edt.c). */
 iwpp_status iwpp_ocl_edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
                                iwpp_buf *nearest);
+double iwpp_ocl_edt_scratch_bytes(iwpp_context *ctx, iwpp_type type, int64_t w, int64_t h, int64_t d,
+                                  const double sp[3], int nearest);
 iwpp_status iwpp_ocl_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
                                     iwpp_buf *nearest);
 /** IWPP-MP reconstruction (megapixel.c); the caller started the timer (iwpp_ocl_timer_start). */
