@@ -9,7 +9,8 @@
  * columns too tall: one work-item per column. 2D: 3 or 4 kernels and one
  * clFinish per call; work buffers are kept between calls (iwpp_ocl_scratch).
  * Shape: plan_exact chooses the row and column paths from the device's local memory and the
- * image (named in stats.variant); exact_alloc takes the work buffers those paths need; short
+ * image (named in stats.variant); exact_needs lists the work buffers those paths need (exact_alloc
+ * takes them, iwpp_ocl_edt_scratch_bytes sums them for the EDT tiles); short
  * runners (run_pass_a, run_cols, run_rows_*) set each kernel's arguments and launch it.
  */
 #include "ocl.h"
