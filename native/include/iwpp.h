@@ -186,7 +186,9 @@ IWPP_API iwpp_status iwpp_context_set_queue_variant(iwpp_context *ctx, iwpp_queu
  * call that fits is tried in memory first and falls back to tiles if the device runs out.
  * An exact EDT beyond the budget runs by strips of whole rows (planes in 3D) with margins,
  * on the GPU workers of iwpp_context_set_workers (three streams by default), or by square
- * tiles where a row does not fit; distances are bit-identical to the in-memory ones. The
+ * tiles where a row does not fit; distances are bit-identical to the in-memory ones. Strips
+ * are as tall as the budget holds, counted by what a region takes on the device: input,
+ * distances (and indices) and the backend's work buffers for that shape. The
  * Danielsson EDT beyond the budget is IWPP_EUNSUPPORTED.
  * On the CPU backend the default means "no limit" (host memory is the image's home).
  */
