@@ -242,7 +242,9 @@ typedef struct exact_call {
     cl_mem own[8];                                           /* fresh buffers this call releases */
 } exact_call;
 
-/* One work buffer a call needs: its slot, size and name, and where it goes. */
+/* One work buffer a call needs: its slot, size and name, and where it goes. At most NEEDS_MAX a
+ * call (3D wide rows with serial columns take 8). */
+#define NEEDS_MAX 10
 typedef struct work_need {
     int slot;
     size_t bytes;
@@ -251,7 +253,7 @@ typedef struct work_need {
 } work_need;
 
 /* The work buffers the plan's paths need, in the order they are taken; returns how many. */
-static int exact_needs(const exact_plan *P, exact_call *c, cl_uint len, cl_uint nseg, work_need nd[8])
+static int exact_needs(const exact_plan *P, exact_call *c, cl_uint len, cl_uint nseg, work_need nd[NEEDS_MAX])
 {
     const size_t n = (size_t)c->w * c->h * c->d, rows_n = (size_t)c->h * c->d;
     const size_t nb = ((size_t)c->w + RB_S - 1) / RB_S, nsb = (nb + RB_SB - 1) / RB_SB;
@@ -303,10 +305,11 @@ static iwpp_status exact_alloc(iwpp_context *ctx, const exact_plan *P, exact_cal
 {
     const char *ev = iwpp_tune(ctx, IWPP_TUNE_OCL_EDT_FRESH);
     const int fresh = ev && atoi(ev) == 1;
-    work_need nd[8];
+    work_need nd[NEEDS_MAX];
     const int m = exact_needs(P, c, len, nseg, nd);
     iwpp_status rs = IWPP_OK;
-    for (int i = 0; i < m && rs == IWPP_OK; ++i) rs = work_buf(ctx, fresh, nd[i].slot, nd[i].bytes, nd[i].what, nd[i].out, nd[i].own);
+    for (int i = 0; i < m && rs == IWPP_OK; ++i)
+        rs = work_buf(ctx, fresh, nd[i].slot, nd[i].bytes, nd[i].what, nd[i].out, nd[i].own);
     return rs;
 }
 
@@ -697,7 +700,7 @@ double iwpp_ocl_edt_scratch_bytes(iwpp_context *ctx, iwpp_type type, int64_t w, 
     }
     const cl_uint len = c.is3 ? (cl_uint)(c.w * c.h) : (cl_uint)c.w;
     const cl_uint nseg = (cl_uint)(((c.is3 ? c.d : c.h) + SEG_A - 1) / SEG_A);
-    work_need nd[8];
+    work_need nd[NEEDS_MAX];
     const int m = exact_needs(&P, &c, len, nseg, nd);
     double bytes = 0;
     for (int i = 0; i < m; ++i) bytes += (double)nd[i].bytes;
