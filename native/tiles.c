@@ -2092,7 +2092,6 @@ static int edt_by_strips(iwpp_context *ctx, const edt_tiler *plan, iwpp_status *
     memset(&sh, 0, sizeof sh);
     sh.axis = plan->dim[2] > 1 ? 2 : 1;
     edt_tiler base = *plan;
-    base.max_region = plan->max_region / share;
     base.max_bytes = plan->max_bytes / share;
     const int64_t span = sh.span = edt_strip_span(&base, sh.axis);
     /* first margin: an eighth of the span, at most 32 (nuclei-like masks need less; the
