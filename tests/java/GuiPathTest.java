@@ -275,9 +275,16 @@ public class GuiPathTest {
         assertTrue(cmd + ": no result image", WindowManager.getImageCount() > images);
     }
 
-    /** Whether a thread is blocked in a modal dialog's show(), past the point where dispose() can end it. */
+    /** Whether a thread is blocked in a modal dialog's show(), past the point where dispose() can end it:
+     *  inside WaitDispatchSupport.enter and waiting there (while it still runs, enter has not yet armed
+     *  the flag that exit() clears, and a dispose() then is lost; under load that window widened enough
+     *  to fail 1 run in 9 of ctest -j2 --repeat). */
     static boolean inModalLoop() {
-        for (StackTraceElement[] stack : Thread.getAllStackTraces().values()) {
+        for (java.util.Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+            Thread.State state = e.getKey().getState();
+            if (state != Thread.State.WAITING && state != Thread.State.TIMED_WAITING)
+                continue;
+            StackTraceElement[] stack = e.getValue();
             boolean entered = false;
             for (StackTraceElement f : stack) {
                 if (f.getClassName().equals("java.awt.WaitDispatchSupport") && f.getMethodName().equals("enter"))
