@@ -253,10 +253,30 @@ public class GuiPathTest {
         /* Dialog.show() makes the dialog visible before it creates its modal loop; a dispose() in between
            finds no loop to end, and show() then blocks for ever (java.awt.Dialog: secondaryLoop is still
            null). Press OK only once the showing thread is inside the loop (bounded: no timing check). */
-        for (int i = 0; i < 1200 && !inModalLoop(); i++)
+        Thread shower = null;
+        for (int i = 0; i < 1200 && (shower = threadInModalLoop()) == null; i++)
             Thread.sleep(100);
-        assertTrue("the dialog of " + cmd + " never entered its modal loop", inModalLoop());
-        final GenericDialog dialog = gd;
+        assertNotNull("the dialog of " + cmd + " never entered its modal loop\n" + threadDump(), shower);
+        pressOK(gd, backend);
+        /* The Recorder writes the command's line after the command returns: wait for it (bounded, no timing
+           check). Should the press still have been lost (CI saw nothing recorded 2 minutes after it, once,
+           under heavy load; not reproduced here), the command's thread is still inside the dialog's show():
+           press OK again, which is what a user does when a click does not take. */
+        int presses = 1;
+        for (int i = 1; i <= 1200 && recorded().equals(before); i++) {
+            if (i % 50 == 0 && insideDialogShow(shower)) {
+                pressOK(gd, null);
+                presses++;
+            }
+            Thread.sleep(100);
+        }
+        assertFalse(cmd + ": nothing was recorded after OK (pressed " + presses + " times)\n" + threadDump(),
+                recorded().equals(before));
+        assertTrue(cmd + ": no result image", WindowManager.getImageCount() > images);
+    }
+
+    /** Picks @p backend in the dialog's backend choice (null: leaves it) and presses OK, on the event thread. */
+    static void pressOK(final GenericDialog dialog, final String backend) throws Exception {
         EventQueue.invokeAndWait(new Runnable() {
             @Override
             public void run() {
@@ -268,32 +288,49 @@ public class GuiPathTest {
                 dialog.actionPerformed(new ActionEvent(dialog.getButtons()[0], ActionEvent.ACTION_PERFORMED, "OK"));
             }
         });
-        /* the Recorder writes the command's line after the command returns: wait for it (bounded, no timing check) */
-        for (int i = 0; i < 1200 && recorded().equals(before); i++)
-            Thread.sleep(100);
-        assertFalse(cmd + ": nothing was recorded after OK", recorded().equals(before));
-        assertTrue(cmd + ": no result image", WindowManager.getImageCount() > images);
     }
 
-    /** Whether a thread is blocked in a modal dialog's show(), past the point where dispose() can end it:
+    /** The thread blocked in a modal dialog's show(), past the point where dispose() can end it, or null:
      *  inside WaitDispatchSupport.enter and waiting there (while it still runs, enter has not yet armed
      *  the flag that exit() clears, and a dispose() then is lost; under load that window widened enough
      *  to fail 1 run in 9 of ctest -j2 --repeat). */
-    static boolean inModalLoop() {
+    static Thread threadInModalLoop() {
         for (java.util.Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
             Thread.State state = e.getKey().getState();
             if (state != Thread.State.WAITING && state != Thread.State.TIMED_WAITING)
                 continue;
-            StackTraceElement[] stack = e.getValue();
             boolean entered = false;
-            for (StackTraceElement f : stack) {
+            for (StackTraceElement f : e.getValue()) {
                 if (f.getClassName().equals("java.awt.WaitDispatchSupport") && f.getMethodName().equals("enter"))
                     entered = true;
                 else if (entered && f.getClassName().equals("java.awt.Dialog") && f.getMethodName().equals("show"))
-                    return true;
+                    return e.getKey();
             }
         }
+        return null;
+    }
+
+    /** Whether @p t is still inside java.awt.Dialog.show(). */
+    static boolean insideDialogShow(Thread t) {
+        for (StackTraceElement f : t.getStackTrace())
+            if (f.getClassName().equals("java.awt.Dialog") && f.getMethodName().equals("show"))
+                return true;
         return false;
+    }
+
+    /** Every thread's state and top frames, and the windows showing: what a failure needs to be understood. */
+    static String threadDump() {
+        StringBuilder b = new StringBuilder("windows showing:");
+        for (Window w : Window.getWindows())
+            if (w.isShowing())
+                b.append(' ').append(w.getClass().getName()).append('[').append(w.getName()).append(']');
+        for (java.util.Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+            b.append("\nthread \"").append(e.getKey().getName()).append("\" ").append(e.getKey().getState());
+            StackTraceElement[] st = e.getValue();
+            for (int k = 0; k < st.length && k < 14; k++)
+                b.append("\n    at ").append(st[k]);
+        }
+        return b.toString();
     }
 
     @Test
