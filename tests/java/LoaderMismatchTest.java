@@ -10,15 +10,19 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 
+import org.junit.Rule;
 import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
 
 /**
  * In a JVM of its own (before IwppNative is initialised): a library of another
  * version on java.library.path is skipped with a note, and the jar's copy is loaded.
  */
 public class LoaderMismatchTest {
+    /** The folder of the other version's library, removed after the test. */
+    @Rule
+    public final TemporaryFolder scratch = new TemporaryFolder();
 
     @Test
     public void otherVersionOnLibraryPathIsSkipped() throws IOException {
@@ -46,7 +50,7 @@ public class LoaderMismatchTest {
         assertTrue("marker not found", at >= 0);
         byte[] o = other.getBytes(StandardCharsets.ISO_8859_1);
         System.arraycopy(o, 0, b, at, o.length);
-        File dir = Files.createTempDirectory("iwpp-libpath").toFile();
+        File dir = scratch.newFolder("iwpp-libpath");
         File fake = new File(dir, file);
         FileOutputStream out = new FileOutputStream(fake);
         try {

@@ -13,10 +13,15 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 
+import org.junit.Rule;
 import org.junit.Test;
+import org.junit.rules.TemporaryFolder;
 
 /** The loader's logic: platform names, cache folders and their fallback, versions, stale copies. */
 public class NativeLoaderTest {
+    /** Scratch files and folders, removed after each test (they piled up in /tmp, a few a run). */
+    @Rule
+    public final TemporaryFolder scratch = new TemporaryFolder();
 
     @Test
     public void platformNames() {
@@ -64,7 +69,7 @@ public class NativeLoaderTest {
 
     @Test
     public void cacheThatCannotBeWrittenFallsBackToTemp() throws IOException {
-        File tmp = Files.createTempDirectory("iwpp-loader-test").toFile();
+        File tmp = scratch.newFolder("iwpp-loader-test");
         /* a cache "folder" below a plain file can never be created, even as root */
         File blocker = new File(tmp, "not-a-folder");
         assertTrue(blocker.createNewFile());
@@ -82,7 +87,7 @@ public class NativeLoaderTest {
 
     @Test
     public void staleVersionsAreRemoved() throws IOException {
-        File base = Files.createTempDirectory("iwpp-stale-test").toFile();
+        File base = scratch.newFolder("iwpp-stale-test");
         File root = new File(base, "iwpp");
         File old = new File(root, "0.0.9");
         File cur = new File(root, "0.1.0");
@@ -104,7 +109,7 @@ public class NativeLoaderTest {
 
     @Test
     public void versionMarker() throws IOException {
-        File f = File.createTempFile("marker", ".so");
+        File f = scratch.newFile("marker.so");
         write(f, "\u007fELF junk IWPP_JNI_VERSION=1.2.3; more junk");
         assertEquals("1.2.3", NativeLoader.versionOf(f));
         assertNull(NativeLoader.mismatch(f, "1.2.3"));

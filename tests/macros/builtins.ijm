@@ -53,4 +53,9 @@ for (k = 0; k < list.length; k++) {
 	checkEq(File.exists(dir + "out " + k + ".tif"), 1, name + ": result saved");
 	run("Close All");
 }
+/* the scratch folder goes again (left behind, one a run piled up in the temp folder) */
+list = getFileList(dir);
+for (k = 0; k < list.length; k++)
+	checkEq(File.delete(dir + list[k]), 1, "removing " + list[k]);
+checkEq(File.delete(dir), 1, "removing the scratch folder");
 if (failures == 0) print("IWPP-BUILTINS: PASS");

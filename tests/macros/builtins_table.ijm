@@ -34,4 +34,8 @@ run("Measure");
 checkEq(nResults, 1, "Measure ran");
 saveAs("Tiff", dir + "out.tif");
 checkEq(File.exists(dir + "out.tif"), 1, "saved");
+/* the scratch folder goes again (left behind, one a run piled up in the temp folder) */
+checkEq(File.delete(dir + "nuclei control.tif"), 1, "input removed");
+checkEq(File.delete(dir + "out.tif"), 1, "result removed");
+checkEq(File.delete(dir), 1, "scratch folder removed");
 if (failures == 0) print("IWPP-BUILTINS-TABLE: PASS");
