@@ -1673,6 +1673,7 @@ typedef struct edt_tiler {
     int64_t cap;  /* region pixels the buffers hold */
     int64_t want; /* region pixels the plan expects (the buffers are made for at least that) */
     int64_t runs, up, down;
+    double ms[4]; /* worker time in uploads, the device's EDT, the exactness checks, downloads (strips) */
     int fallback; /* the margin a tile needs does not fit: the CPU does it all */
     struct edt_strips *sh; /* strips (below): the state the workers share; NULL for square tiles */
     pthread_t thread;
@@ -1781,9 +1782,13 @@ static iwpp_status edt_region(edt_tiler *e, const int64_t rlo[3], const int64_t 
     view.width = rw, view.height = rh, view.depth = rd;
     view.stride_y = e->bsy, view.stride_z = e->bsz;
     iwpp_status st;
-    if ((st = ops->upload(ctx, &e->bin, &view)) ||
-        (st = ops->edt(ctx, &e->bin, IWPP_EDT_EXACT, e->sp, &e->bd, e->nearest ? &e->bn : NULL)))
+    const double t0 = iwpp_now_ms();
+    if ((st = ops->upload(ctx, &e->bin, &view)) != IWPP_OK) return st;
+    const double t1 = iwpp_now_ms();
+    if ((st = ops->edt(ctx, &e->bin, IWPP_EDT_EXACT, e->sp, &e->bd, e->nearest ? &e->bn : NULL)) != IWPP_OK)
         return st;
+    e->ms[0] += t1 - t0;
+    e->ms[1] += iwpp_now_ms() - t1;
     e->runs++;
     e->up += rw * rh * rd * (int64_t)e->es;
     return IWPP_OK;
@@ -1797,8 +1802,10 @@ static iwpp_status edt_fetch(edt_tiler *e)
     const int64_t rw = e->bd.w, rh = e->bd.h, rd = e->bd.d;
     iwpp_image vd = iwpp_image_3d(e->hd, IWPP_F32, rw, rh, rd), vn = iwpp_image_3d(e->hn, IWPP_I64, rw, rh, rd);
     iwpp_status st;
+    const double t0 = iwpp_now_ms();
     if ((st = ops->download(ctx, &e->bd, &vd)) || (e->nearest && (st = ops->download(ctx, &e->bn, &vn))))
         return st;
+    e->ms[3] += iwpp_now_ms() - t0;
     e->down += rw * rh * rd * (e->nearest ? 12 : 4);
     return IWPP_OK;
 }
@@ -1824,7 +1831,9 @@ static iwpp_status edt_strip_direct(edt_tiler *e, int a, const int64_t lo[3], co
     iwpp_status st;
     if (!isinf(m)) {
         double mn = 0.0, mx = 0.0;
+        const double t0 = iwpp_now_ms();
         if ((st = ops->minmax(ctx, &e->bd, &mn, &mx)) != IWPP_OK) return st;
+        e->ms[2] += iwpp_now_ms() - t0;
         if (!(mx * (1.0 + 1e-6) <= m)) return IWPP_OK;
     }
     iwpp_image out = *e->dist;
@@ -1833,9 +1842,11 @@ static iwpp_status edt_strip_direct(edt_tiler *e, int a, const int64_t lo[3], co
     out.height = a == 2 ? e->dim[1] : hi[1] - lo[1];
     out.depth = a == 2 ? hi[2] - lo[2] : 1;
     out.stride_y = e->dsy[0], out.stride_z = e->dsz[0];
+    const double t0 = iwpp_now_ms();
     st = ops->download_rows(ctx, &e->bd, first, &out);
     if (st == IWPP_EUNSUPPORTED && !ctx->message[0]) return IWPP_OK;
     if (st != IWPP_OK) return st;
+    e->ms[3] += iwpp_now_ms() - t0;
     e->down += (int64_t)out.width * out.height * out.depth * 4;
     *done = 1;
     return IWPP_OK;
@@ -1998,6 +2009,7 @@ static iwpp_status edt_strip(edt_tiler *e, int64_t k, int64_t span)
         int exact = 0;
         if ((st = edt_strip_direct(e, a, lo, hi, rlo, rhi, &exact)) != IWPP_OK) return st;
         if (!exact && (st = edt_fetch(e)) != IWPP_OK) return st;
+        const double t0 = iwpp_now_ms();
         if (exact || edt_store_checked(e, lo, hi, rlo, rhi)) {
             pos += piece;
         } else {
@@ -2006,6 +2018,7 @@ static iwpp_status edt_strip(edt_tiler *e, int64_t k, int64_t span)
             if (R > sh->R) sh->R = R;
             pthread_mutex_unlock(&sh->lock);
         }
+        e->ms[2] += exact ? 0.0 : iwpp_now_ms() - t0;
     }
     return IWPP_OK;
 }
@@ -2142,11 +2155,13 @@ static int edt_by_strips(iwpp_context *ctx, const edt_tiler *plan, iwpp_status *
     }
     edt_strips_watch(ctx, &sh);
     int64_t runs = 0, up = 0, down = 0;
+    double ms[4] = {0, 0, 0, 0};
     iwpp_stats *o = &ctx->stats;
     memset(o, 0, sizeof *o);
     for (int k = 0; k < nw; ++k) {
         if (w[k].started) pthread_join(w[k].thread, NULL);
         runs += w[k].runs, up += w[k].up, down += w[k].down;
+        for (int i = 0; i < 4; ++i) ms[i] += w[k].ms[i];
         if (k < 16) o->worker_tiles[k] = w[k].runs;
     }
     free(w);
@@ -2162,8 +2177,10 @@ static int edt_by_strips(iwpp_context *ctx, const edt_tiler *plan, iwpp_status *
     o->workers = nw;
     o->bytes_to_device = up;
     o->bytes_from_device = down;
-    snprintf(o->variant, sizeof o->variant, "edt strips of %lld %s, %d worker%s, margin %lld", (long long)sh.t,
-             sh.axis == 2 ? "planes" : "rows", nw, nw > 1 ? "s" : "", (long long)sh.R);
+    /* and the worker time (summed over workers) in uploads + the device's EDT + exactness checks +
+       downloads: where a strip's time goes */
+    snprintf(o->variant, sizeof o->variant, "edt strips %lld %s x%d R%lld, %.0f+%.0f+%.0f+%.0f ms", (long long)sh.t,
+             sh.axis == 2 ? "planes" : "rows", nw, (long long)sh.R, ms[0], ms[1], ms[2], ms[3]);
     if (ctx->progress) ctx->progress(ctx->progress_user, 1.0);
     *out = IWPP_OK;
     return 0;
