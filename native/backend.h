@@ -126,7 +126,8 @@ typedef struct iwpp_backend_ops {
     /** Optional (may be NULL = unknown): device bytes the exact EDT of a w x h x d image of
      *  @p type with this spacing (and nearest indices or not) takes beside its input and
      *  outputs (its work buffers), so that EDT tiles are sized by what they take, not by an
-     *  estimate; negative: unknown. */
+     *  estimate; negative: unknown; HUGE_VAL: no call of the backend takes this shape (OpenCL:
+     *  2^31 pixels), so an image of it goes by tiles whatever the budget. */
     double (*edt_scratch_bytes)(iwpp_context *ctx, iwpp_type type, int64_t w, int64_t h, int64_t d,
                                 const double spacing[3], int nearest);
     /** Optional (may be NULL = no limit known): device memory free now, in bytes. */

@@ -1611,20 +1611,25 @@ static double edt_bytes(iwpp_context *ctx, iwpp_type type, int64_t w, int64_t h,
     const double n = (double)w * (double)h * (double)d;
     const double work = ctx->ops->edt_scratch_bytes ? ctx->ops->edt_scratch_bytes(ctx, type, w, h, d, sp, nearest) : -1.0;
     if (work < 0) return n * edt_bytes_per_pixel(type);
-    return n * ((double)iwpp_type_size(type) + 4.0 + (nearest ? 8.0 : 0.0)) + work;
+    return n * ((double)iwpp_type_size(type) + 4.0 + (nearest ? 8.0 : 0.0)) + work; /* HUGE_VAL stays */
 }
 
 int iwpp_tiles_edt_needed(iwpp_context *ctx, const iwpp_image *binary, iwpp_edt_method method, const double sp[3],
                           int nearest)
 {
     if (ctx->ops->kind == IWPP_BACKEND_CPU) return 0; /* host memory is the image's home */
-    if (ctx->memory_limit == 0) return 0;              /* in memory first (iwpp_tiles_needed) */
+    const double n = (double)binary->width * (double)binary->height * (double)binary->depth;
+    if (ctx->memory_limit == 0) {
+        /* in memory first (iwpp_tiles_needed), unless the backend cannot take the image in one
+           call at all (OpenCL: 2^31 pixels), memory or not: its strips can */
+        return method == IWPP_EDT_EXACT && n > (double)INT32_MAX && device_budget(ctx) > 0.0 &&
+               isinf(edt_bytes(ctx, binary->type, binary->width, binary->height, binary->depth, sp, nearest));
+    }
     double budget = device_budget(ctx);
     if (budget <= 0.0) return 0;
     const double need = method == IWPP_EDT_EXACT
                             ? edt_bytes(ctx, binary->type, binary->width, binary->height, binary->depth, sp, nearest)
-                            : (double)binary->width * (double)binary->height * (double)binary->depth *
-                                  edt_bytes_per_pixel(binary->type);
+                            : n * edt_bytes_per_pixel(binary->type);
     return need + (64 << 20) > budget;
 }
 
@@ -1646,6 +1651,7 @@ static iwpp_status edt_on_cpu(iwpp_context *ctx, const iwpp_image *binary, const
     iwpp_context *c = NULL;
     iwpp_status st = iwpp_context_create(&c, IWPP_BACKEND_CPU);
     if (st == IWPP_OK) st = iwpp_context_set_threads(c, ctx->threads);
+    if (st == IWPP_OK) st = iwpp_context_set_progress(c, ctx->progress, ctx->progress_user); /* and its cancel */
     if (st == IWPP_OK) st = iwpp_distance_transform(c, binary, IWPP_EDT_EXACT, sp, dist, nearest);
     if (st != IWPP_OK) iwpp_set_error(ctx, st, "%s", c ? iwpp_error_message(c) : "out of host memory");
     iwpp_context_destroy(c);
@@ -1662,7 +1668,6 @@ typedef struct edt_tiler {
     int64_t dim[3];
     grid g;
     int64_t R;         /* first margin */
-    double max_region; /* pixels a (square) region may have on the device */
     double max_bytes;  /* device bytes a region's EDT may take */
     int64_t dsy[2], dsz[2], bsy, bsz; /* strides of dist, nearest; of binary */
     size_t es;
@@ -1689,8 +1694,7 @@ static void edt_plan(edt_tiler *e)
     const int dims = dim[2] > 1 ? 3 : 2;
     const double budget = device_budget(e->ctx);
     e->max_bytes = budget * 0.9 - fmin((double)(64 << 20), budget / 8);
-    e->max_region = e->max_bytes / edt_bytes_per_pixel(binary->type);
-    const double edge = pow(e->max_region / 4.0, 1.0 / dims);
+    const double edge = pow(e->max_bytes / edt_bytes_per_pixel(binary->type) / 4.0, 1.0 / dims);
     e->R = (int64_t)(edge / 8.0);
     if (e->R < 4) e->R = 4;
     int64_t t = (int64_t)edge - 2 * e->R;
@@ -1726,8 +1730,8 @@ static void edt_res_free(iwpp_context *c)
 }
 
 /* Buffers for regions of @p rn pixels (more than e->cap): the context's kept ones where they
- * hold them and are not more than twice that (pinning memory costs about as much as copying it,
- * so a repeated call should not pay it again), else new ones. A device with less memory than
+ * hold them and are not more than a quarter larger (pinning memory costs about as much as copying
+ * it, so a repeated call should not pay it again), else new ones. A device with less memory than
  * the budget said sets e->fallback instead of failing. */
 static iwpp_status edt_buffers_grow(edt_tiler *e, int64_t rn)
 {
@@ -1737,7 +1741,9 @@ static iwpp_status edt_buffers_grow(edt_tiler *e, int64_t rn)
     iwpp_status st = IWPP_OK;
     const int has_near = r->edt_dev[2].ptr && r->edt_host[1];
     if (rn < e->want) rn = e->want;
-    if (r->edt_cap < rn || r->edt_cap > 2 * rn || r->edt_es < e->es || (e->nearest && !has_near)) {
+    /* (kept buffers count against this call's budget too: not much more than it asks for, and no
+       nearest indices it does not want) */
+    if (r->edt_cap < rn || r->edt_cap > rn + rn / 4 || r->edt_es < e->es || (e->nearest != NULL) != has_near) {
         edt_res_free(ctx);
         r->edt_host[0] = scratch_alloc(ctx, (size_t)rn * sizeof(float), &r->edt_pinned[0]);
         if (e->nearest) r->edt_host[1] = scratch_alloc(ctx, (size_t)rn * sizeof(int64_t), &r->edt_pinned[1]);
@@ -1792,6 +1798,27 @@ static iwpp_status edt_region(edt_tiler *e, const int64_t rlo[3], const int64_t 
     e->runs++;
     e->up += rw * rh * rd * (int64_t)e->es;
     return IWPP_OK;
+}
+
+/* A status of edt_region: where the backend ran out of device memory inside its EDT (its work
+ * buffers: the device has less free than the budget said), the call goes on another way, as when
+ * the region buffers do not fit (edt_buffers_grow): strips fall back to square tiles, square
+ * tiles to the CPU; it does not fail with the output half written. */
+static iwpp_status edt_out_of_memory(edt_tiler *e, iwpp_status st)
+{
+    if (st != IWPP_ENOMEM) return st;
+    e->ctx->message[0] = '\0';
+    e->fallback = 1;
+    return IWPP_OK;
+}
+
+/* Whether the EDT of region [rlo, rhi) fits the worker's budget: a region's bytes need not grow
+ * with its size (the backend's plan changes with the shape: the column bands while
+ * w^2 + h^2 < 2^31, the 3D lines up to 4096 planes), so every region is checked before it runs. */
+static int edt_region_fits(const edt_tiler *e, const int64_t rlo[3], const int64_t rhi[3])
+{
+    return edt_bytes(e->ctx, e->binary->type, rhi[0] - rlo[0], rhi[1] - rlo[1], rhi[2] - rlo[2], e->sp,
+                     e->nearest != NULL) <= e->max_bytes;
 }
 
 /* The region's distances (and nearest indices) into e->hd (e->hn). */
@@ -1919,13 +1946,14 @@ static iwpp_status edt_tile(edt_tiler *e, int64_t k)
             rhi[a] = hi[a] + r < e->dim[a] ? hi[a] + r : e->dim[a];
             rn *= rhi[a] - rlo[a];
         }
-        if ((double)rn > e->max_region) {
+        if (!edt_region_fits(e, rlo, rhi)) {
             e->fallback = 1; /* the margin this tile needs does not fit: the CPU does it all */
             return IWPP_OK;
         }
         iwpp_status st = rn > e->cap ? edt_buffers_grow(e, rn) : IWPP_OK;
         if (st != IWPP_OK || e->fallback) return st;
-        if ((st = edt_region(e, rlo, rhi)) != IWPP_OK || (st = edt_fetch(e)) != IWPP_OK) return st;
+        if ((st = edt_region(e, rlo, rhi)) != IWPP_OK) return edt_out_of_memory(e, st);
+        if ((st = edt_fetch(e)) != IWPP_OK) return st;
         if (edt_store_checked(e, lo, hi, rlo, rhi)) return IWPP_OK;
         /* else a larger margin */
     }
@@ -1999,13 +2027,21 @@ static iwpp_status edt_strip(edt_tiler *e, int64_t k, int64_t span)
             piece = end - pos;
         }
         if (piece > end - pos) piece = end - pos;
-        lo[a] = pos, hi[a] = pos + piece;
-        rlo[a] = pos - R > 0 ? pos - R : 0;
-        rhi[a] = pos + piece + R < e->dim[a] ? pos + piece + R : e->dim[a];
+        for (;;) { /* thinner where this region's shape takes more than the worker's share */
+            lo[a] = pos, hi[a] = pos + piece;
+            rlo[a] = pos - R > 0 ? pos - R : 0;
+            rhi[a] = pos + piece + R < e->dim[a] ? pos + piece + R : e->dim[a];
+            if (edt_region_fits(e, rlo, rhi)) break;
+            if (piece == 1) {
+                e->fallback = 1;
+                return IWPP_OK;
+            }
+            piece = (piece + 1) / 2;
+        }
         const int64_t rn = (rhi[0] - rlo[0]) * (rhi[1] - rlo[1]) * (rhi[2] - rlo[2]);
         iwpp_status st = rn > e->cap ? edt_buffers_grow(e, rn) : IWPP_OK;
         if (st != IWPP_OK || e->fallback) return st;
-        if ((st = edt_region(e, rlo, rhi)) != IWPP_OK) return st;
+        if ((st = edt_region(e, rlo, rhi)) != IWPP_OK) return edt_out_of_memory(e, st);
         int exact = 0;
         if ((st = edt_strip_direct(e, a, lo, hi, rlo, rhi, &exact)) != IWPP_OK) return st;
         if (!exact && (st = edt_fetch(e)) != IWPP_OK) return st;
@@ -2074,8 +2110,8 @@ static void edt_strips_watch(iwpp_context *ctx, edt_strips *sh)
 }
 
 /* The device workers of the call: the context's worker list without its CPU items (a strip on
- * one core would hold the end of the call), or ctx alone. *share: workers on ctx's device. */
-static int edt_workers(iwpp_context *ctx, iwpp_context **wc, int *share)
+ * one core would hold the end of the call), or ctx alone. */
+static int edt_workers(iwpp_context *ctx, iwpp_context **wc)
 {
     iwpp_worker_spec sp[IWPP_MAX_WORKER_SPECS];
     iwpp_context *all[IWPP_MAX_WORKERS];
@@ -2087,11 +2123,16 @@ static int edt_workers(iwpp_context *ctx, iwpp_context **wc, int *share)
     for (int k = 0; k < n; ++k)
         if (all[k]->ops->kind != IWPP_BACKEND_CPU) wc[nw++] = all[k];
     if (nw == 0) wc[nw++] = ctx;
-    /* the budget is per device: the workers on one device share it (counted on ctx's) */
-    *share = 0;
-    for (int k = 0; k < nw; ++k) *share += wc[k]->ops->kind == ctx->ops->kind && wc[k]->device == ctx->device;
-    if (*share < 1) *share = 1;
     return nw;
+}
+
+/* Device bytes a region of worker @p c may take: the call's budget (the context's limit, else
+ * what c's own device has free), less the reserve edt_plan keeps, shared by the @p sharing
+ * workers on that device (as the reconstruction's region_limit). */
+static double edt_worker_bytes(iwpp_context *ctx, iwpp_context *c, int sharing)
+{
+    const double budget = ctx->memory_limit ? (double)ctx->memory_limit : device_budget(c);
+    return (budget * 0.9 - fmin((double)(64 << 20), budget / 8)) / (sharing > 0 ? sharing : 1);
 }
 
 /* Strips over the workers; returns -1 (and nothing run) where a row / plane with the first
@@ -2099,14 +2140,22 @@ static int edt_workers(iwpp_context *ctx, iwpp_context **wc, int *share)
 static int edt_by_strips(iwpp_context *ctx, const edt_tiler *plan, iwpp_status *out)
 {
     iwpp_context *wc[IWPP_MAX_WORKERS];
-    int share = 1;
-    const int nw = edt_workers(ctx, wc, &share);
+    const int nw = edt_workers(ctx, wc);
     edt_strips sh;
     memset(&sh, 0, sizeof sh);
     sh.axis = plan->dim[2] > 1 ? 2 : 1;
     edt_tiler base = *plan;
-    base.max_bytes = plan->max_bytes / share;
-    const int64_t span = sh.span = edt_strip_span(&base, sh.axis);
+    /* each worker's share of its own device (devices differ); the strips fit the smallest */
+    double max_bytes[IWPP_MAX_WORKERS];
+    int64_t span = -1;
+    for (int k = 0; k < nw; ++k) {
+        edt_tiler wk = *plan;
+        wk.ctx = wc[k];
+        wk.max_bytes = max_bytes[k] = edt_worker_bytes(ctx, wc[k], device_sharing(wc, nw, k));
+        const int64_t sk = edt_strip_span(&wk, sh.axis);
+        if (span < 0 || sk < span) span = sk;
+    }
+    sh.span = span;
     /* first margin: an eighth of the span, at most 32 (nuclei-like masks need less; the
        margin doubles where a strip needs more) */
     sh.R = span / 8 < 32 ? (span / 8 > 1 ? span / 8 : 1) : 32;
@@ -2123,6 +2172,22 @@ static int edt_by_strips(iwpp_context *ctx, const edt_tiler *plan, iwpp_status *
         sh.t = (ext + (sh.count + nw - sh.count % nw) - 1) / (sh.count + nw - sh.count % nw);
         sh.count = (ext + sh.t - 1) / sh.t;
     }
+    /* thinner strips can take more than the span did (edt_region_fits): then the span's own */
+    {
+        edt_tiler wk = *plan;
+        const int64_t rows = sh.t + 2 * sh.R < ext ? sh.t + 2 * sh.R : ext;
+        int fits = 1;
+        for (int k = 0; k < nw && fits; ++k) {
+            wk.ctx = wc[k], wk.max_bytes = max_bytes[k];
+            int64_t rlo[3] = {0, 0, 0}, rhi[3] = {plan->dim[0], plan->dim[1], plan->dim[2]};
+            rhi[sh.axis] = rows;
+            fits = edt_region_fits(&wk, rlo, rhi);
+        }
+        if (!fits && span - 2 * sh.R > sh.t) {
+            sh.t = span - 2 * sh.R;
+            sh.count = (ext + sh.t - 1) / sh.t;
+        }
+    }
     base.want = (sh.t + 2 * sh.R < ext ? sh.t + 2 * sh.R : ext) * (plan->dim[0] * (sh.axis == 2 ? plan->dim[1] : 1));
     pthread_mutex_init(&sh.lock, NULL);
     pthread_cond_init(&sh.cv, NULL);
@@ -2135,6 +2200,7 @@ static int edt_by_strips(iwpp_context *ctx, const edt_tiler *plan, iwpp_status *
     for (int k = 0; k < nw; ++k) {
         w[k] = base;
         w[k].ctx = wc[k];
+        w[k].max_bytes = max_bytes[k];
         w[k].sh = &sh;
         w[k].nt = nt;
         pthread_mutex_lock(&sh.lock);
@@ -2156,10 +2222,12 @@ static int edt_by_strips(iwpp_context *ctx, const edt_tiler *plan, iwpp_status *
     edt_strips_watch(ctx, &sh);
     int64_t runs = 0, up = 0, down = 0;
     double ms[4] = {0, 0, 0, 0};
+    int started = 0;
     iwpp_stats *o = &ctx->stats;
     memset(o, 0, sizeof *o);
     for (int k = 0; k < nw; ++k) {
         if (w[k].started) pthread_join(w[k].thread, NULL);
+        started += w[k].started;
         runs += w[k].runs, up += w[k].up, down += w[k].down;
         for (int i = 0; i < 4; ++i) ms[i] += w[k].ms[i];
         if (k < 16) o->worker_tiles[k] = w[k].runs;
@@ -2171,16 +2239,21 @@ static int edt_by_strips(iwpp_context *ctx, const edt_tiler *plan, iwpp_status *
         *out = iwpp_set_error(ctx, sh.st, "%s", sh.msg);
         return 0;
     }
-    if (sh.fallback) return -1; /* a margin beyond a worker's share: square tiles on ctx's whole budget */
+    if (sh.fallback) {
+        /* a margin beyond a worker's share, or a device with less than its share: square tiles
+           on ctx's whole budget, without the strips' region buffers */
+        for (int k = 0; k < nw; ++k) edt_res_free(wc[k]);
+        return -1;
+    }
     o->tiles = runs;
     o->tile_grid = sh.count;
-    o->workers = nw;
+    o->workers = started;
     o->bytes_to_device = up;
     o->bytes_from_device = down;
     /* and the worker time (summed over workers) in uploads + the device's EDT + exactness checks +
        downloads: where a strip's time goes */
     snprintf(o->variant, sizeof o->variant, "edt strips %lld %s x%d R%lld, %.0f+%.0f+%.0f+%.0f ms", (long long)sh.t,
-             sh.axis == 2 ? "planes" : "rows", nw, (long long)sh.R, ms[0], ms[1], ms[2], ms[3]);
+             sh.axis == 2 ? "planes" : "rows", started, (long long)sh.R, ms[0], ms[1], ms[2], ms[3]);
     if (ctx->progress) ctx->progress(ctx->progress_user, 1.0);
     *out = IWPP_OK;
     return 0;
@@ -2201,8 +2274,18 @@ iwpp_status iwpp_tiles_edt(iwpp_context *ctx, const iwpp_image *binary, const do
     iwpp_status st = IWPP_OK;
     if (edt_by_strips(ctx, &e, &st) == 0) return st;
     /* square (cube) tiles, one at a time on ctx's whole budget: a row (plane) with margins is
-       beyond a worker's share, or a strip needs a margin that is */
-    for (int64_t k = 0; k < e.g.n && st == IWPP_OK && !e.fallback; ++k) st = edt_tile(&e, k);
+       beyond a worker's share, or a strip needs a margin that is; progress and cancel as the
+       strips' (about every 100 ms) */
+    double last = monotonic_ms();
+    for (int64_t k = 0; k < e.g.n && st == IWPP_OK && !e.fallback; ++k) {
+        st = edt_tile(&e, k);
+        if (st == IWPP_OK && ctx->progress && monotonic_ms() - last >= 100.0) {
+            if (ctx->progress(ctx->progress_user, (double)(k + 1) / (double)e.g.n))
+                st = iwpp_set_error(ctx, IWPP_ECANCELED, "cancelled after %lld of %lld EDT tiles", (long long)(k + 1),
+                                    (long long)e.g.n);
+            last = monotonic_ms();
+        }
+    }
     if (st != IWPP_OK) return st;
     iwpp_stats *o = &ctx->stats;
     memset(o, 0, sizeof *o);
@@ -2211,6 +2294,7 @@ iwpp_status iwpp_tiles_edt(iwpp_context *ctx, const iwpp_image *binary, const do
         snprintf(o->variant, sizeof o->variant, "edt tiles: margin beyond the budget, CPU");
         return st;
     }
+    if (ctx->progress) ctx->progress(ctx->progress_user, 1.0);
     o->tiles = e.runs;
     o->tile_grid = e.g.n;
     o->workers = 1;

@@ -16,6 +16,7 @@
 #include "ocl.h"
 #include "neighborhood.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -686,19 +687,20 @@ static iwpp_status exact_prepare(iwpp_context *ctx, iwpp_type type, int64_t w, i
 }
 
 /* The work buffers an exact EDT of these sizes takes (the EDT tiles size their regions by it;
- * native/tiles.c); -1 where the device cannot run it. */
+ * native/tiles.c); HUGE_VAL for a shape no call can take (more than 2^31 - 1 pixels: edt.c),
+ * -1 where it is not known (the program does not build). */
 double iwpp_ocl_edt_scratch_bytes(iwpp_context *ctx, iwpp_type type, int64_t w, int64_t h, int64_t d,
                                   const double sp[3], int nearest)
 {
     exact_call c;
     exact_plan P;
     cl_kernel k[KX_COUNT];
-    if (w > INT32_MAX || h > INT32_MAX || d > INT32_MAX ||
-        exact_prepare(ctx, type, w, h, d, sp, nearest, &c, &P, k) != IWPP_OK) {
+    if ((double)w * (double)h * (double)d > (double)INT32_MAX) return HUGE_VAL;
+    if (exact_prepare(ctx, type, w, h, d, sp, nearest, &c, &P, k) != IWPP_OK) {
         ctx->message[0] = '\0';
         return -1.0;
     }
-    const cl_uint len = c.is3 ? (cl_uint)(c.w * c.h) : (cl_uint)c.w;
+    const cl_uint len = c.is3 ? (cl_uint)((int64_t)c.w * c.h) : (cl_uint)c.w;
     const cl_uint nseg = (cl_uint)(((c.is3 ? c.d : c.h) + SEG_A - 1) / SEG_A);
     work_need nd[NEEDS_MAX];
     const int m = exact_needs(&P, &c, len, nseg, nd);
@@ -717,7 +719,7 @@ iwpp_status iwpp_ocl_edt_exact(iwpp_context *ctx, const iwpp_buf *bin, const dou
     iwpp_status rs = exact_prepare(ctx, bin->type, bin->w, bin->h, bin->d, sp, nearest != NULL, &c, &P, k);
     if (rs) return rs;
     c.bin = (cl_mem)bin->ptr, c.md = (cl_mem)dist->ptr, c.mn = nearest ? (cl_mem)nearest->ptr : c.md;
-    const cl_uint len = c.is3 ? (cl_uint)(c.w * c.h) : (cl_uint)c.w;
+    const cl_uint len = c.is3 ? (cl_uint)((int64_t)c.w * c.h) : (cl_uint)c.w;
     const cl_uint nseg = (cl_uint)(((c.is3 ? c.d : c.h) + SEG_A - 1) / SEG_A);
     if (!(rs = exact_alloc(ctx, &P, &c, len, nseg))) {
         cl_int err = run_exact(ctx, &c, &P, k, len, nseg);

@@ -431,6 +431,43 @@ static int cancel_at_once(void *user, double f)
     return 1;
 }
 
+/* The exact EDT of @p in (2D U8) under @p budget on @p ctx: it runs the way @p path names (in
+ * its variant), its progress reaches 1 and its result equals the CPU's; a listener that cancels at
+ * its first report stops it (or the call finished before one, unless @p cancel_sure). */
+static void edt_progress_case(iwpp_context *ctx, const iwpp_image *in, uint64_t budget, const char *path,
+                              int cancel_sure)
+{
+    const int64_t n = in->width * in->height;
+    float *want = malloc((size_t)n * sizeof *want), *got = malloc((size_t)n * sizeof *got);
+    iwpp_image wd = iwpp_image_2d(want, IWPP_F32, in->width, in->height);
+    iwpp_image gd = iwpp_image_2d(got, IWPP_F32, in->width, in->height);
+    iwpp_context *cpu = NULL;
+    assert_int_equal(iwpp_context_create(&cpu, IWPP_BACKEND_CPU), IWPP_OK);
+    assert_int_equal(iwpp_distance_transform(cpu, in, IWPP_EDT_EXACT, NULL, &wd, NULL), IWPP_OK);
+    iwpp_context_destroy(cpu);
+    assert_int_equal(iwpp_context_set_memory_limit(ctx, budget), IWPP_OK);
+    g_calls = 0;
+    g_last = -1;
+    assert_int_equal(iwpp_context_set_progress(ctx, count_progress, NULL), IWPP_OK);
+    assert_int_equal(iwpp_distance_transform(ctx, in, IWPP_EDT_EXACT, NULL, &gd, NULL), IWPP_OK);
+    iwpp_stats stats;
+    iwpp_context_stats(ctx, &stats);
+    if (!strstr(stats.variant, path))
+        fail_msg("EDT under %llu B: ran as \"%s\", not by %s", (unsigned long long)budget, stats.variant, path);
+    assert_true(g_calls >= 1);
+    assert_true(g_last == 1.0);
+    assert_memory_equal(want, got, (size_t)n * sizeof *want);
+    assert_int_equal(iwpp_context_set_progress(ctx, cancel_at_once, NULL), IWPP_OK);
+    const iwpp_status st = iwpp_distance_transform(ctx, in, IWPP_EDT_EXACT, NULL, &gd, NULL);
+    if (st != IWPP_OK || cancel_sure) {
+        assert_int_equal(st, IWPP_ECANCELED);
+        assert_non_null(strstr(iwpp_error_message(ctx), "cancel"));
+    }
+    assert_int_equal(iwpp_context_set_progress(ctx, NULL, NULL), IWPP_OK);
+    free(want);
+    free(got);
+}
+
 static void test_progress_and_cancel(void **state)
 {
     (void)state;
@@ -461,31 +498,14 @@ static void test_progress_and_cancel(void **state)
         assert_non_null(strstr(iwpp_error_message(ctx), "cancel"));
     }
     if (g_backend != IWPP_BACKEND_CPU) {
-        /* the exact EDT by strips: progress to 1; a cancel, or a result equal to the CPU's */
-        float *want = malloc((size_t)odims_count(d) * sizeof *want), *got = malloc((size_t)odims_count(d) * 4);
-        iwpp_image wd = iwpp_image_2d(want, IWPP_F32, d.w, d.h), gd = iwpp_image_2d(got, IWPP_F32, d.w, d.h);
-        iwpp_context *cpu = NULL;
-        assert_int_equal(iwpp_context_create(&cpu, IWPP_BACKEND_CPU), IWPP_OK);
-        assert_int_equal(iwpp_distance_transform(cpu, &ms.v, IWPP_EDT_EXACT, NULL, &wd, NULL), IWPP_OK);
-        iwpp_context_destroy(cpu);
-        assert_int_equal(iwpp_context_set_memory_limit(ctx, 4000000), IWPP_OK);
-        g_calls = 0;
-        g_last = -1;
-        assert_int_equal(iwpp_context_set_progress(ctx, count_progress, NULL), IWPP_OK);
-        assert_int_equal(iwpp_distance_transform(ctx, &ms.v, IWPP_EDT_EXACT, NULL, &gd, NULL), IWPP_OK);
-        iwpp_stats stats;
-        iwpp_context_stats(ctx, &stats);
-        assert_non_null(strstr(stats.variant, "strips"));
-        assert_true(g_last == 1.0);
-        assert_memory_equal(want, got, (size_t)odims_count(d) * sizeof *want);
-        assert_int_equal(iwpp_context_set_progress(ctx, cancel_at_once, NULL), IWPP_OK);
-        st = iwpp_distance_transform(ctx, &ms.v, IWPP_EDT_EXACT, NULL, &gd, NULL);
-        if (st != IWPP_OK) {
-            assert_int_equal(st, IWPP_ECANCELED);
-            assert_non_null(strstr(iwpp_error_message(ctx), "cancel"));
-        }
-        free(want);
-        free(got);
+        /* the exact EDT by each of its ways beyond a budget: strips; square tiles (a row with its
+           margins is beyond a worker's share); the CPU (one background pixel: the margin every
+           tile needs is beyond the budget) */
+        edt_progress_case(ctx, &ms.v, 4000000, "strips", 0);
+        edt_progress_case(ctx, &ms.v, 12600, "edt tiles ", 0);
+        memset(ms.v.data, 255, (size_t)odims_count(d));
+        ((uint8_t *)ms.v.data)[0] = 0;
+        edt_progress_case(ctx, &ms.v, 660000, "CPU", 1);
     }
     timg_free(&mk);
     timg_free(&ms);
