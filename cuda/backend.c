@@ -18,6 +18,7 @@ const iwpp_backend_ops iwpp_cuda_backend = {
     .edt = iwpp_cuda_edt,
     .edt_views = iwpp_cuda_edt_views,
     .edt_scratch_bytes = iwpp_cuda_edt_scratch_bytes,
+    .scratch_trim = iwpp_cuda_scratch_trim,
     .pointwise = iwpp_cuda_pointwise,
     .morph_unit = iwpp_cuda_morph_unit,
     .wrap = NULL,

@@ -42,6 +42,7 @@ iwpp_status iwpp_cuda_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_me
                           const double spacing[3], iwpp_buf *dist, iwpp_buf *nearest);
 iwpp_status iwpp_cuda_edt_views(iwpp_context *ctx, const iwpp_image *binary, iwpp_edt_method method,
                                 const double spacing[3], iwpp_image *dist_out, iwpp_image *nearest_out);
+void iwpp_cuda_scratch_trim(iwpp_context *ctx, double keep);
 double iwpp_cuda_edt_scratch_bytes(iwpp_context *ctx, iwpp_type type, int64_t w, int64_t h, int64_t d,
                                    const double spacing[3], int nearest);
 

@@ -195,7 +195,9 @@ iwpp_status cu_enter(iwpp_context *ctx)
 iwpp_status cu_scratch(iwpp_context *ctx, size_t bytes, void **out)
 {
     cuda_state *st = cu_state(ctx);
-    if (bytes > st->scratch_bytes || !st->scratch) {
+    /* (a tiled EDT's region caps what is kept: a larger work space of an earlier shape goes) */
+    const bool over_cap = ctx->scratch_cap > 0 && st->scratch_bytes > ctx->scratch_cap && bytes < st->scratch_bytes;
+    if (bytes > st->scratch_bytes || !st->scratch || over_cap) {
         if (st->scratch) cudaFree(st->scratch);
         st->scratch = NULL;
         st->scratch_bytes = 0;
@@ -206,6 +208,22 @@ iwpp_status cu_scratch(iwpp_context *ctx, size_t bytes, void **out)
     }
     *out = st->scratch;
     return IWPP_OK;
+}
+
+/* The work space given back where it holds more than @p keep bytes (a call under a budget after
+ * a larger one; native/tiles.c). */
+extern "C" void iwpp_cuda_scratch_trim(iwpp_context *ctx, double keep)
+{
+    cuda_state *st = cu_state(ctx);
+    if (!st || !st->scratch || (double)st->scratch_bytes <= keep) return;
+    if (cu_enter(ctx) != IWPP_OK) {
+        ctx->message[0] = '\0';
+        return;
+    }
+    cudaFree(st->scratch); /* (waits for the kernels that use it) */
+    cudaGetLastError();
+    st->scratch = NULL;
+    st->scratch_bytes = 0;
 }
 
 iwpp_status cu_timer_start(iwpp_context *ctx)

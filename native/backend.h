@@ -130,6 +130,10 @@ typedef struct iwpp_backend_ops {
      *  2^31 pixels), so an image of it goes by tiles whatever the budget. */
     double (*edt_scratch_bytes)(iwpp_context *ctx, iwpp_type type, int64_t w, int64_t h, int64_t d,
                                 const double spacing[3], int nearest);
+    /** Optional (may be NULL): gives back the work buffers the backend keeps between calls
+     *  (OpenCL's scratch slots, CUDA's work space) where together they hold more than @p keep
+     *  bytes, so that a call under a budget does not carry what an earlier, larger call kept. */
+    void (*scratch_trim)(iwpp_context *ctx, double keep);
     /** Optional (may be NULL = no limit known): device memory free now, in bytes. */
     uint64_t (*mem_free)(iwpp_context *ctx);
     /** Optional (may be NULL = plain malloc/free): host memory the backend copies from and to
@@ -255,6 +259,9 @@ struct iwpp_context {
                                        device (> 1: CUDA's queue kernel takes its share of the
                                        resident blocks, so that the workers' kernels run side by
                                        side); 0 otherwise */
+    uint64_t scratch_cap;           /* during a tiled EDT's region: the device bytes the work
+                                       buffers the backend keeps between calls may hold at once
+                                       (more are given back before a call allocates); 0 = no cap */
     uint64_t queue_bytes;           /* during a tiled call: the device bytes this worker's queue
                                        phase may give its block queues (CUDA halves their capacity
                                        until they fit; an overflow costs a pass, not the result);

@@ -244,6 +244,12 @@ iwpp_status iwpp_context_set_tile_size(iwpp_context *ctx, int64_t tile)
 iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t bytes)
 {
     if (!ctx) return IWPP_EINVAL;
+    /* a lower budget holds from now: what earlier calls kept on the device (tile buffers, worker
+       contexts, the backend's work buffers) is given back, the next call takes what it needs */
+    if (bytes && (ctx->memory_limit == 0 || bytes < ctx->memory_limit)) {
+        iwpp_tiles_release(ctx);
+        if (ctx->ops && ctx->ops->scratch_trim) ctx->ops->scratch_trim(ctx, 0.0);
+    }
     ctx->memory_limit = bytes; /* any size: tiny budgets give tiny tiles (tests use them) */
     return IWPP_OK;
 }

@@ -1791,8 +1791,13 @@ static iwpp_status edt_region(edt_tiler *e, const int64_t rlo[3], const int64_t 
     const double t0 = iwpp_now_ms();
     if ((st = ops->upload(ctx, &e->bin, &view)) != IWPP_OK) return st;
     const double t1 = iwpp_now_ms();
-    if ((st = ops->edt(ctx, &e->bin, IWPP_EDT_EXACT, e->sp, &e->bd, e->nearest ? &e->bn : NULL)) != IWPP_OK)
-        return st;
+    /* the work buffers the backend keeps may hold what the region buffers leave of the share
+       (regions of other shapes take other buffers: they are given back first) */
+    const double held = (double)e->cap * (double)(e->es + 4 + (e->nearest ? 8 : 0));
+    ctx->scratch_cap = e->max_bytes > held + 1.0 ? (uint64_t)(e->max_bytes - held) : 1;
+    st = ops->edt(ctx, &e->bin, IWPP_EDT_EXACT, e->sp, &e->bd, e->nearest ? &e->bn : NULL);
+    ctx->scratch_cap = 0;
+    if (st != IWPP_OK) return st;
     e->ms[0] += t1 - t0;
     e->ms[1] += iwpp_now_ms() - t1;
     e->runs++;

@@ -1177,6 +1177,17 @@ static double g_edt_scratch_bytes(iwpp_context *ctx, iwpp_type type, int64_t w, 
     iwpp_signals_leave();
     return r;
 }
+static void g_scratch_trim(iwpp_context *ctx, double keep)
+{
+    iwpp_ocl *s = iwpp_ocl_state(ctx);
+    if (!s) return;
+    double held = 0;
+    for (int i = 0; i < IWPP_OCL_NSCRATCH; ++i) held += (double)s->scratch_bytes[i];
+    if (held <= keep) return;
+    iwpp_signals_enter();
+    iwpp_ocl_scratch_drop(s);
+    iwpp_signals_leave();
+}
 static iwpp_status g_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_method method,
                          const double spacing[3], iwpp_buf *dist, iwpp_buf *nearest)
 {
@@ -1257,6 +1268,7 @@ const iwpp_backend_ops iwpp_opencl_backend = {
     .reconstruct = g_reconstruct,
     .edt = g_edt,
     .edt_scratch_bytes = g_edt_scratch_bytes,
+    .scratch_trim = g_scratch_trim,
     .edt_views = g_edt_views,
     .pointwise = g_pointwise,
     .morph_unit = g_morph_unit,

@@ -308,6 +308,18 @@ static iwpp_status exact_alloc(iwpp_context *ctx, const exact_plan *P, exact_cal
     const int fresh = ev && atoi(ev) == 1;
     work_need nd[NEEDS_MAX];
     const int m = exact_needs(P, c, len, nseg, nd);
+    if (!fresh && ctx->scratch_cap > 0) {
+        /* slots only grow: where this call's with those kept from calls of other shapes would
+           hold more than a tiled call's region may, every slot is given back first */
+        iwpp_ocl *s = iwpp_ocl_state(ctx);
+        size_t after[IWPP_OCL_NSCRATCH];
+        double total = 0;
+        for (int i = 0; i < IWPP_OCL_NSCRATCH; ++i) after[i] = s->scratch_bytes[i];
+        for (int i = 0; i < m; ++i)
+            if (nd[i].bytes > after[nd[i].slot]) after[nd[i].slot] = nd[i].bytes;
+        for (int i = 0; i < IWPP_OCL_NSCRATCH; ++i) total += (double)after[i];
+        if (total > (double)ctx->scratch_cap) iwpp_ocl_scratch_drop(s);
+    }
     iwpp_status rs = IWPP_OK;
     for (int i = 0; i < m && rs == IWPP_OK; ++i)
         rs = work_buf(ctx, fresh, nd[i].slot, nd[i].bytes, nd[i].what, nd[i].out, nd[i].own);

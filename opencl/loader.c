@@ -1,7 +1,11 @@
 /* loader.c - open the OpenCL ICD loader at run time and resolve the functions we use:
- * libOpenCL.so.1 (Linux), OpenCL.dll (Windows), the OpenCL framework (macOS). */
+ * libOpenCL.so.1 (Linux), OpenCL.dll (Windows), the OpenCL framework (macOS); or the library
+ * that $IWPP_OPENCL_LIBRARY names (a vendor's OpenCL outside the system's search path, or the
+ * tests' device with a memory cap, tests/ocl_memcap.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "loader.h"
+
+#include "backend.h" /* iwpp_env */
 
 #include <pthread.h>
 #include <stdio.h>
@@ -49,6 +53,16 @@ static void load_once(void)
 {
     const char *names[] = IWPP_OCL_NAMES;
     lib_handle lib = NULL;
+    const char *chosen = iwpp_env("IWPP_OPENCL_LIBRARY");
+    if (chosen && chosen[0]) {
+        /* the one named, or none: falling back to another would hide a wrong path */
+        if (!(lib = lib_open(chosen))) {
+            const char *e = lib_error();
+            snprintf(g_why, sizeof g_why, "OpenCL: IWPP_OPENCL_LIBRARY names %s, which does not load (%s)", chosen,
+                     e ? e : "cannot open it");
+            return;
+        }
+    }
     for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib; ++i)
         lib = lib_open(names[i]);
     if (!lib) {

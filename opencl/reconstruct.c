@@ -115,6 +115,11 @@ static iwpp_status rec_plan_make(iwpp_context *ctx, const iwpp_buf *marker, cons
     p->Ls = iwpp_ocl_group_size(s, k[K_SEED], s->is_gpu ? 256 : 64);
     iwpp_status rs = iwpp_ocl_mlq_plan(ctx, k[K_QUEUE], noffs, n, "reconstruction", &p->q);
     if (rs) return rs;
+    /* a tile worker's queues and seed list stay within its reserve of the budget (native/tiles.c,
+       as CUDA's): smaller queues cost passes after an overflow, not the result */
+    while (ctx->queue_bytes && ctx->queue_capacity <= 0 && p->q.cap > 256 &&
+           (uint64_t)p->q.cap * p->q.G * 3 * 4 > ctx->queue_bytes)
+        p->q.cap /= 2;
     p->seed_cap = (cl_uint)((uint64_t)p->q.cap * p->q.G);
     /* raster + anti-raster iterations (tuning key ocl.rec_scans, 0..64) */
     p->scan_its = noffs == 2 * p->naxes ? SCAN_ITERATIONS_FACE : SCAN_ITERATIONS_FULLNB;
