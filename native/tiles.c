@@ -2264,8 +2264,8 @@ static int edt_by_strips(iwpp_context *ctx, const edt_tiler *plan, iwpp_status *
     return 0;
 }
 
-iwpp_status iwpp_tiles_edt(iwpp_context *ctx, const iwpp_image *binary, const double sp[3], iwpp_image *dist,
-                           iwpp_image *nearest)
+static iwpp_status edt_by_tiles_ways(iwpp_context *ctx, const iwpp_image *binary, const double sp[3],
+                                     iwpp_image *dist, iwpp_image *nearest)
 {
     edt_tiler e;
     memset(&e, 0, sizeof e);
@@ -2309,4 +2309,29 @@ iwpp_status iwpp_tiles_edt(iwpp_context *ctx, const iwpp_image *binary, const do
     snprintf(o->variant, sizeof o->variant, "edt tiles %lldx%lldx%lld, margin %lld", (long long)e.g.tsz[0],
              (long long)e.g.tsz[1], (long long)e.g.tsz[2], (long long)e.R);
     return IWPP_OK;
+}
+
+/* The caller's listener while one tiled EDT runs: its ways (strips, square tiles, the CPU) each
+ * count from 0, and one may follow another; the caller sees the largest fraction so far. */
+typedef struct edt_progress {
+    iwpp_progress_fn fn;
+    void *user;
+    double best;
+} edt_progress;
+
+static int edt_progress_forward(void *user, double f)
+{
+    edt_progress *p = user;
+    if (f > p->best) p->best = f;
+    return p->fn(p->user, p->best);
+}
+
+iwpp_status iwpp_tiles_edt(iwpp_context *ctx, const iwpp_image *binary, const double sp[3], iwpp_image *dist,
+                           iwpp_image *nearest)
+{
+    edt_progress p = {ctx->progress, ctx->progress_user, 0.0};
+    if (p.fn) ctx->progress = edt_progress_forward, ctx->progress_user = &p;
+    const iwpp_status st = edt_by_tiles_ways(ctx, binary, sp, dist, nearest);
+    ctx->progress = p.fn, ctx->progress_user = p.user;
+    return st;
 }

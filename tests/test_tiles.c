@@ -415,12 +415,13 @@ static void test_edt(void **state)
 }
 
 /* Progress reaches 1, and a progress callback that asks to stop gets IWPP_ECANCELED. */
-static int g_calls;
+static int g_calls, g_backwards;
 static double g_last;
 static int count_progress(void *user, double f)
 {
     (void)user;
     ++g_calls;
+    g_backwards += f < g_last; /* fractions never decrease within a call (iwpp.h) */
     g_last = f;
     return 0;
 }
@@ -446,7 +447,7 @@ static void edt_progress_case(iwpp_context *ctx, const iwpp_image *in, uint64_t 
     assert_int_equal(iwpp_distance_transform(cpu, in, IWPP_EDT_EXACT, NULL, &wd, NULL), IWPP_OK);
     iwpp_context_destroy(cpu);
     assert_int_equal(iwpp_context_set_memory_limit(ctx, budget), IWPP_OK);
-    g_calls = 0;
+    g_calls = g_backwards = 0;
     g_last = -1;
     assert_int_equal(iwpp_context_set_progress(ctx, count_progress, NULL), IWPP_OK);
     assert_int_equal(iwpp_distance_transform(ctx, in, IWPP_EDT_EXACT, NULL, &gd, NULL), IWPP_OK);
@@ -456,6 +457,7 @@ static void edt_progress_case(iwpp_context *ctx, const iwpp_image *in, uint64_t 
         fail_msg("EDT under %llu B: ran as \"%s\", not by %s", (unsigned long long)budget, stats.variant, path);
     assert_true(g_calls >= 1);
     assert_true(g_last == 1.0);
+    assert_int_equal(g_backwards, 0);
     assert_memory_equal(want, got, (size_t)n * sizeof *want);
     assert_int_equal(iwpp_context_set_progress(ctx, cancel_at_once, NULL), IWPP_OK);
     const iwpp_status st = iwpp_distance_transform(ctx, in, IWPP_EDT_EXACT, NULL, &gd, NULL);
