@@ -1944,11 +1944,18 @@ static iwpp_status edt_tile(edt_tiler *e, int64_t k)
 {
     int64_t lo[3], hi[3], rlo[3], rhi[3];
     tile_box(&e->g, k, lo, hi, rlo, rhi);
+    /* margins of one physical width on every axis: r pixels along the finest axis, fewer along
+       coarser ones (the same pixels on every axis sent anisotropic stacks to the CPU: a fine axis
+       needs many, and the coarse ones grew with it until the region did not fit) */
+    double fine = INFINITY;
+    for (int a = 0; a < 3; ++a)
+        if (e->dim[a] > 1) fine = fmin(fine, e->sp[a]);
     for (int64_t r = e->R;; r *= 2) {
         int64_t rn = 1;
         for (int a = 0; a < 3; ++a) {
-            rlo[a] = lo[a] - r > 0 ? lo[a] - r : 0;
-            rhi[a] = hi[a] + r < e->dim[a] ? hi[a] + r : e->dim[a];
+            const int64_t ra = e->dim[a] > 1 ? (int64_t)ceil((double)r * fine / e->sp[a]) : 0;
+            rlo[a] = lo[a] - ra > 0 ? lo[a] - ra : 0;
+            rhi[a] = hi[a] + ra < e->dim[a] ? hi[a] + ra : e->dim[a];
             rn *= rhi[a] - rlo[a];
         }
         if (!edt_region_fits(e, rlo, rhi)) {

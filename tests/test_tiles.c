@@ -375,7 +375,7 @@ static void test_edt(void **state)
     }
     int fails = 0;
     static const odims sizes[] = {{157, 103, 1}, {29, 23, 17}};
-    const double unit[3] = {1, 1, 1}, aniso[3] = {1.0, 1.5, 2.25};
+    const double unit[3] = {1, 1, 1}, aniso[3] = {1.0, 1.5, 2.25}, fine_y[3] = {0.7, 0.11, 1.3};
     for (int s = 0; s < 2; ++s) {
         odims d = sizes[s];
         int64_t n = odims_count(d);
@@ -409,6 +409,18 @@ static void test_edt(void **state)
             fails += edt_case(v, d, aniso, label, 660000, far);
             fails += edt_case(v, d, aniso, label, 2000000, far);
         }
+        free(v);
+    }
+    {
+        /* a fine axis (y at 0.11 against 0.7 and 1.3): square tiles with margins of one physical
+           width run on the device (the same pixels on every axis grew the region past the budget,
+           and the CPU took the call) */
+        const odims d = {61, 53, 47};
+        double *v = vol_alloc(d);
+        trng r;
+        trng_seed(&r, 4100);
+        gen_binary(&r, d, 0.9, 1, v);
+        fails += edt_case(v, d, fine_y, "random 10% background, fine y", 600000, 0);
         free(v);
     }
     assert_int_equal(fails, 0);
