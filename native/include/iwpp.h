@@ -190,6 +190,8 @@ IWPP_API iwpp_status iwpp_context_set_queue_variant(iwpp_context *ctx, iwpp_queu
  * are as tall as the budget holds, counted by what a region takes on the device: input,
  * distances (and indices) and the backend's work buffers for that shape. The
  * Danielsson EDT beyond the budget is IWPP_EUNSUPPORTED.
+ * The budget counts what a call holds on the device, kept from earlier calls or new: setting a
+ * lower one gives back the buffers this context kept (the next call allocates what it needs).
  * On the CPU backend the default means "no limit" (host memory is the image's home).
  */
 IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t bytes);
