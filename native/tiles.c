@@ -2147,9 +2147,10 @@ static double edt_worker_bytes(iwpp_context *ctx, iwpp_context *c, int sharing)
     return (budget * 0.9 - fmin((double)(64 << 20), budget / 8)) / (sharing > 0 ? sharing : 1);
 }
 
-/* Strips over the workers; returns -1 (and nothing run) where a row / plane with the first
- * margins does not fit a worker's share of the budget: then square tiles run instead. */
-static int edt_by_strips(iwpp_context *ctx, const edt_tiler *plan, iwpp_status *out)
+/* Strips over the workers; returns -1 where a row / plane with the first margins does not fit a
+ * worker's share of the budget (nothing run), or a strip fell back (its runs and bytes added to
+ * plan's): then square tiles run instead. */
+static int edt_by_strips(iwpp_context *ctx, edt_tiler *plan, iwpp_status *out)
 {
     iwpp_context *wc[IWPP_MAX_WORKERS];
     const int nw = edt_workers(ctx, wc);
@@ -2255,6 +2256,7 @@ static int edt_by_strips(iwpp_context *ctx, const edt_tiler *plan, iwpp_status *
         /* a margin beyond a worker's share, or a device with less than its share: square tiles
            on ctx's whole budget, without the strips' region buffers */
         for (int k = 0; k < nw; ++k) edt_res_free(wc[k]);
+        plan->runs += runs, plan->up += up, plan->down += down;
         return -1;
     }
     o->tiles = runs;
