@@ -195,7 +195,9 @@ iwpp_status cu_enter(iwpp_context *ctx)
 iwpp_status cu_scratch(iwpp_context *ctx, size_t bytes, void **out)
 {
     cuda_state *st = cu_state(ctx);
-    /* (a tiled EDT's region caps what is kept: a larger work space of an earlier shape goes) */
+    /* (a tiled EDT's region caps what is kept: a larger work space of an earlier shape goes; the
+       cap is set only around one EDT call, which takes its work space once, so no pointer of an
+       earlier cu_scratch of the same call is freed here) */
     const bool over_cap = ctx->scratch_cap > 0 && st->scratch_bytes > ctx->scratch_cap && bytes < st->scratch_bytes;
     if (bytes > st->scratch_bytes || !st->scratch || over_cap) {
         if (st->scratch) cudaFree(st->scratch);
