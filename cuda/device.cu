@@ -217,15 +217,19 @@ iwpp_status cu_scratch(iwpp_context *ctx, size_t bytes, void **out)
 extern "C" void iwpp_cuda_scratch_trim(iwpp_context *ctx, double keep)
 {
     cuda_state *st = cu_state(ctx);
-    if (!st || !st->scratch || (double)st->scratch_bytes <= keep) return;
+    if (!st || (double)(st->scratch ? st->scratch_bytes : 0) + (double)pool_idle(st) <= keep) return;
     if (cu_enter(ctx) != IWPP_OK) {
         ctx->message[0] = '\0';
         return;
     }
-    cudaFree(st->scratch); /* (waits for the kernels that use it) */
-    cudaGetLastError();
+    if (st->scratch) cudaFree(st->scratch); /* (waits for the kernels that use it) */
     st->scratch = NULL;
     st->scratch_bytes = 0;
+    if (st->pool) { /* and the pool's idle memory */
+        cudaStreamSynchronize(st->stream);
+        cudaMemPoolTrimTo(st->pool, 0);
+    }
+    cudaGetLastError();
 }
 
 iwpp_status cu_timer_start(iwpp_context *ctx)

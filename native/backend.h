@@ -131,8 +131,9 @@ typedef struct iwpp_backend_ops {
     double (*edt_scratch_bytes)(iwpp_context *ctx, iwpp_type type, int64_t w, int64_t h, int64_t d,
                                 const double spacing[3], int nearest);
     /** Optional (may be NULL): gives back the work buffers the backend keeps between calls
-     *  (OpenCL's scratch slots, CUDA's work space) where together they hold more than @p keep
-     *  bytes, so that a call under a budget does not carry what an earlier, larger call kept. */
+     *  (OpenCL's scratch slots and idle image buffers, CUDA's work space and its pool's idle
+     *  memory) where together they hold more than @p keep bytes, so that a call under a budget
+     *  does not carry what an earlier, larger call kept. */
     void (*scratch_trim)(iwpp_context *ctx, double keep);
     /** Optional (may be NULL = no limit known): device memory free now, in bytes. */
     uint64_t (*mem_free)(iwpp_context *ctx);

@@ -246,11 +246,12 @@ iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t bytes)
     if (!ctx) return IWPP_EINVAL;
     /* a lower budget holds from now: what earlier calls kept on the device (tile buffers, worker
        contexts, the backend's work buffers) is given back, the next call takes what it needs */
-    if (bytes && (ctx->memory_limit == 0 || bytes < ctx->memory_limit)) {
+    const int lower = bytes && (ctx->memory_limit == 0 || bytes < ctx->memory_limit);
+    ctx->memory_limit = bytes; /* any size: tiny budgets give tiny tiles (tests use them) */
+    if (lower) { /* (after the limit: a buffer given back is then pooled by the new one) */
         iwpp_tiles_release(ctx);
         if (ctx->ops && ctx->ops->scratch_trim) ctx->ops->scratch_trim(ctx, 0.0);
     }
-    ctx->memory_limit = bytes; /* any size: tiny budgets give tiny tiles (tests use them) */
     return IWPP_OK;
 }
 
@@ -654,7 +655,10 @@ iwpp_status iwpp_reconstruct(iwpp_context *ctx, iwpp_image *marker_inout, const 
     if (st == IWPP_ENOMEM && ctx->memory_limit == 0 && ops->kind != IWPP_BACKEND_CPU) {
         memset(&ctx->stats, 0, sizeof ctx->stats);
         ctx->message[0] = '\0';
+        iwpp_progress_span span; /* (0.1 was reported: the tiles' fractions go on from there) */
+        iwpp_progress_push(ctx, &span, 0.1, 1.0);
         st = reconstruct_by_tiles(ctx, marker_inout, mask, connectivity, mode);
+        iwpp_progress_pop(ctx, &span);
     }
     if (st == IWPP_OK) iwpp_end(ctx, t0);
     return st;
@@ -816,7 +820,10 @@ done:
     if (st == IWPP_ENOMEM && ctx->memory_limit == 0 && ops->kind != IWPP_BACKEND_CPU) {
         memset(&ctx->stats, 0, sizeof ctx->stats);
         ctx->message[0] = '\0';
+        iwpp_progress_span span; /* (0.1 was reported: the tiles' fractions go on from there) */
+        iwpp_progress_push(ctx, &span, 0.1, 1.0);
         st = edt_by_tiles(ctx, binary, method, sp, dist_out, nearest_out);
+        iwpp_progress_pop(ctx, &span);
     }
     if (st == IWPP_OK) iwpp_end(ctx, t0);
     return st;

@@ -775,7 +775,9 @@ static iwpp_status ocl_buf_alloc(iwpp_context *ctx, iwpp_buf *b)
 static void ocl_buf_free(iwpp_context *ctx, iwpp_buf *b)
 {
     iwpp_ocl *s = iwpp_ocl_state(ctx);
-    if (b->ptr && s && !pool_keep(ctx, s, (cl_mem)b->ptr, (size_t)iwpp_buf_count(b) * iwpp_type_size(b->type)))
+    /* (a tile region's buffer goes back to the device: its budget does not count the pool) */
+    if (b->ptr && s &&
+        (b->kept || !pool_keep(ctx, s, (cl_mem)b->ptr, (size_t)iwpp_buf_count(b) * iwpp_type_size(b->type))))
         s->api->clReleaseMemObject((cl_mem)b->ptr);
     b->ptr = NULL;
 }
@@ -1183,9 +1185,11 @@ static void g_scratch_trim(iwpp_context *ctx, double keep)
     if (!s) return;
     double held = 0;
     for (int i = 0; i < IWPP_OCL_NSCRATCH; ++i) held += (double)s->scratch_bytes[i];
+    for (int i = 0; i < IWPP_OCL_NPOOL; ++i) held += (double)s->pool_bytes[i];
     if (held <= keep) return;
     iwpp_signals_enter();
     iwpp_ocl_scratch_drop(s);
+    pool_clear(s); /* the idle image buffers too */
     iwpp_signals_leave();
 }
 static iwpp_status g_edt(iwpp_context *ctx, const iwpp_buf *binary, iwpp_edt_method method,
