@@ -1822,8 +1822,12 @@ static iwpp_status edt_out_of_memory(edt_tiler *e, iwpp_status st)
  * w^2 + h^2 < 2^31, the 3D lines up to 4096 planes), so every region is checked before it runs. */
 static int edt_region_fits(const edt_tiler *e, const int64_t rlo[3], const int64_t rhi[3])
 {
-    return edt_bytes(e->ctx, e->binary->type, rhi[0] - rlo[0], rhi[1] - rlo[1], rhi[2] - rlo[2], e->sp,
-                     e->nearest != NULL) <= e->max_bytes;
+    const int64_t w = rhi[0] - rlo[0], h = rhi[1] - rlo[1], d = rhi[2] - rlo[2];
+    double bytes = edt_bytes(e->ctx, e->binary->type, w, h, d, e->sp, e->nearest != NULL);
+    /* region buffers made for a larger region stay while a thinner piece runs */
+    const double px = (double)w * (double)h * (double)d;
+    if ((double)e->cap > px) bytes += ((double)e->cap - px) * (double)(e->es + 4 + (e->nearest ? 8 : 0));
+    return bytes <= e->max_bytes;
 }
 
 /* The region's distances (and nearest indices) into e->hd (e->hn). */
