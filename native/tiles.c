@@ -1680,6 +1680,7 @@ typedef struct edt_tiler {
     int64_t runs, up, down;
     double ms[4]; /* worker time in uploads, the device's EDT, the exactness checks, downloads (strips) */
     int fallback; /* the margin a tile needs does not fit: the CPU does it all */
+    int oom;      /* ... because the device ran out (it has less free than the budget said) */
     struct edt_strips *sh; /* strips (below): the state the workers share; NULL for square tiles */
     pthread_t thread;
     int started;
@@ -1757,7 +1758,7 @@ static iwpp_status edt_buffers_grow(edt_tiler *e, int64_t rn)
         if (st == IWPP_ENOMEM) {
             /* the device has less than the budget said: the CPU does it all */
             ctx->message[0] = '\0';
-            e->fallback = 1;
+            e->fallback = e->oom = 1;
             e->cap = 0;
             return IWPP_OK;
         }
@@ -1813,7 +1814,7 @@ static iwpp_status edt_out_of_memory(edt_tiler *e, iwpp_status st)
 {
     if (st != IWPP_ENOMEM) return st;
     e->ctx->message[0] = '\0';
-    e->fallback = 1;
+    e->fallback = e->oom = 1;
     return IWPP_OK;
 }
 
@@ -2277,8 +2278,10 @@ static int edt_by_strips(iwpp_context *ctx, edt_tiler *plan, iwpp_status *out)
     return 0;
 }
 
+/* The EDT by strips, else square tiles, else on the CPU; with @p retry, square tiles that ran
+ * the device out of memory return IWPP_ENOMEM instead of going to the CPU. */
 static iwpp_status edt_by_tiles_ways(iwpp_context *ctx, const iwpp_image *binary, const double sp[3],
-                                     iwpp_image *dist, iwpp_image *nearest)
+                                     iwpp_image *dist, iwpp_image *nearest, int retry)
 {
     edt_tiler e;
     memset(&e, 0, sizeof e);
@@ -2305,6 +2308,7 @@ static iwpp_status edt_by_tiles_ways(iwpp_context *ctx, const iwpp_image *binary
         }
     }
     if (st != IWPP_OK) return st;
+    if (e.fallback && e.oom && retry) return IWPP_ENOMEM;
     iwpp_stats *o = &ctx->stats;
     memset(o, 0, sizeof *o);
     if (e.fallback) {
@@ -2344,7 +2348,21 @@ iwpp_status iwpp_tiles_edt(iwpp_context *ctx, const iwpp_image *binary, const do
 {
     edt_progress p = {ctx->progress, ctx->progress_user, 0.0};
     if (p.fn) ctx->progress = edt_progress_forward, ctx->progress_user = &p;
-    const iwpp_status st = edt_by_tiles_ways(ctx, binary, sp, dist, nearest);
+    /* a device that runs out has less free than the budget said (OpenCL only guesses what is
+       free; other processes hold some): half the budget (an attempt that runs out fails at its
+       first buffers), down to 1 MiB, before the CPU takes the whole call */
+    const uint64_t limit = ctx->memory_limit;
+    double budget = device_budget(ctx);
+    iwpp_status st;
+    for (;;) {
+        const int retry = budget >= 2.0 * (1 << 20);
+        st = edt_by_tiles_ways(ctx, binary, sp, dist, nearest, retry);
+        if (st != IWPP_ENOMEM || !retry) break;
+        ctx->message[0] = '\0';
+        budget /= 2;
+        ctx->memory_limit = (uint64_t)budget;
+    }
+    ctx->memory_limit = limit;
     ctx->progress = p.fn, ctx->progress_user = p.user;
     return st;
 }

@@ -30,6 +30,8 @@ static uint8_t *binary_image(int64_t w, int64_t h, unsigned bg_per_mille)
     return b;
 }
 
+static char g_variant[64]; /* how the last call ran (its stats.variant) */
+
 /* Progress seen by the calls: fractions never decrease within one call (iwpp.h). */
 static int g_reports, g_backwards;
 static double g_last;
@@ -74,6 +76,7 @@ static size_t edt_checked(iwpp_context *ctx, const uint8_t *b, int64_t w, int64_
     const size_t peak = iwpp_memcap_peak_reset();
     iwpp_stats stats;
     iwpp_context_stats(ctx, &stats);
+    snprintf(g_variant, sizeof g_variant, "%s", stats.variant);
     printf("%s: %s, peak %.1f MB (%s), progress %d report(s) ending at %g%s\n", what, iwpp_status_name(st),
            peak / 1e6, stats.variant, g_reports, g_last, g_backwards ? ", WENT BACK" : "");
     if (st != IWPP_OK) fail_msg("%s: %s", what, iwpp_error_message(ctx));
@@ -98,11 +101,14 @@ static void test_device_smaller_than_the_budget(void **state)
         iwpp_context *ctx = opencl_context(20000000, NULL);
         iwpp_memcap_set(10000000);
         edt_checked(ctx, b, w, h, nearest, "20 MB budget, 10 MB device");
+        assert_null(strstr(g_variant, "CPU")); /* on the device, under half the budget */
         iwpp_context_destroy(ctx);
-        /* the default budget: in memory first, then by tiles on what the device says it has */
+        /* the default budget: in memory first, then by tiles on what the device says it has
+           (PoCL: 90 % of the host's memory), halved until the calls fit */
         ctx = opencl_context(0, NULL);
         iwpp_memcap_set(25000000);
         edt_checked(ctx, b, w, h, nearest, "default budget, 25 MB device");
+        assert_null(strstr(g_variant, "CPU"));
         iwpp_context_destroy(ctx);
         iwpp_memcap_set(0);
     }
