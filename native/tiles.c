@@ -1686,6 +1686,10 @@ typedef struct edt_tiler {
     int started;
 } edt_tiler;
 
+/* Device bytes an EDT region may take under @p budget: a tenth kept aside for the backend's own
+ * small buffers and the allocator's rounding, and an eighth (at most 64 MiB) as a reserve. */
+static double edt_usable_bytes(double budget) { return budget * 0.9 - fmin((double)(64 << 20), budget / 8); }
+
 /* The plan: regions of a quarter of what fits the budget, with a margin of an eighth of the
  * region's edge; and the views' strides. */
 static void edt_plan(edt_tiler *e)
@@ -1694,7 +1698,7 @@ static void edt_plan(edt_tiler *e)
     const int64_t *dim = e->dim;
     const int dims = dim[2] > 1 ? 3 : 2;
     const double budget = device_budget(e->ctx);
-    e->max_bytes = budget * 0.9 - fmin((double)(64 << 20), budget / 8);
+    e->max_bytes = edt_usable_bytes(budget);
     const double edge = pow(e->max_bytes / edt_bytes_per_pixel(binary->type) / 4.0, 1.0 / dims);
     e->R = (int64_t)(edge / 8.0);
     if (e->R < 4) e->R = 4;
@@ -2149,7 +2153,7 @@ static int edt_workers(iwpp_context *ctx, iwpp_context **wc)
 static double edt_worker_bytes(iwpp_context *ctx, iwpp_context *c, int sharing)
 {
     const double budget = ctx->memory_limit ? (double)ctx->memory_limit : device_budget(c);
-    return (budget * 0.9 - fmin((double)(64 << 20), budget / 8)) / (sharing > 0 ? sharing : 1);
+    return edt_usable_bytes(budget) / (sharing > 0 ? sharing : 1);
 }
 
 /* Strips over the workers; returns -1 where a row / plane with the first margins does not fit a
