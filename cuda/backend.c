@@ -14,6 +14,7 @@ const iwpp_backend_ops iwpp_cuda_backend = {
     .upload = iwpp_cuda_upload,
     .download = iwpp_cuda_download,
     .download_rows = iwpp_cuda_download_rows,
+    .upload_nonzero = iwpp_cuda_upload_nonzero,
     .reconstruct = iwpp_cuda_reconstruct,
     .edt = iwpp_cuda_edt,
     .edt_views = iwpp_cuda_edt_views,

@@ -25,6 +25,7 @@ void iwpp_cuda_host_free(iwpp_context *ctx, void *p);
 iwpp_status iwpp_cuda_upload(iwpp_context *ctx, iwpp_buf *dst, const iwpp_image *src);
 iwpp_status iwpp_cuda_download(iwpp_context *ctx, const iwpp_buf *src, iwpp_image *dst);
 iwpp_status iwpp_cuda_download_rows(iwpp_context *ctx, const iwpp_buf *src, int64_t row, iwpp_image *dst);
+iwpp_status iwpp_cuda_upload_nonzero(iwpp_context *ctx, iwpp_buf *dst, const iwpp_image *im);
 
 /* pointwise.cu */
 iwpp_status iwpp_cuda_pointwise(iwpp_context *ctx, iwpp_pw_op op, iwpp_buf *dst, const iwpp_buf *a,

@@ -1834,7 +1834,7 @@ extern "C" iwpp_status iwpp_cuda_edt_views(iwpp_context *ctx, const iwpp_image *
     plan_exact(ctx, cu_state(ctx), w, h, d, sp, &P);
     if (!P.lines && !P.colbands && P.rows != ROWS_MERGED && P.rows != ROWS_BANDED) return IWPP_EUNSUPPORTED;
     if ((e = cu_bands_ready(ctx)) != IWPP_OK) return e;
-    const bool bits = cu_bits_upload_ok(ctx, binary);
+    const bool bits = cu_bits_upload_ok(ctx, binary, false);
     iwpp_buf in, dist, near;
     memset(&in, 0, sizeof in);
     in.type = bits ? IWPP_U8 : binary->type, in.w = w, in.h = h, in.d = d;

@@ -380,7 +380,8 @@ static iwpp_status queue_phase(iwpp_context *ctx, T *J, const T *I, const geom &
     mlq_shape shape;
     iwpp_status es = mlq_shape_for<IdxT>(ctx, kern, VARIANT, g.n, &shape);
     if (es != IWPP_OK) return es;
-    const int blocks = shape.blocks, threshold = shape.threshold;
+    int blocks = shape.blocks; /* fewer where a tile worker's queue reserve is small (below) */
+    const int threshold = shape.threshold;
     const size_t smem = shape.smem;
 
     /* initial wavefront buffer: grows when the collect count exceeds it */
@@ -446,9 +447,16 @@ static iwpp_status queue_phase(iwpp_context *ctx, T *J, const T *I, const geom &
             if (cap > 2 * N + 1024) cap = 2 * N + 1024;
             const long long budget = (N * 2 > (64ll << 20) ? N * 2 : (64ll << 20)); /* items */
             while (cap > 4096 && (long long)blocks * 2 * cap > budget) cap /= 2;
-            /* a tile worker's queues stay within its reserve of the budget (tiles.c) */
-            while (ctx->queue_bytes && cap > 256 && (unsigned long long)blocks * 2 * cap * sizeof(IdxT) > ctx->queue_bytes)
-                cap /= 2;
+            /* a tile worker's queues stay within its reserve of the budget (tiles.c); below 256
+               entries a block, fewer blocks (as OpenCL's groups) */
+            while (ctx->queue_bytes && (unsigned long long)blocks * 2 * cap * sizeof(IdxT) > ctx->queue_bytes) {
+                if (cap > 256)
+                    cap /= 2;
+                else if (blocks > 1)
+                    blocks = (blocks + 1) / 2;
+                else
+                    break;
+            }
         }
         const size_t init_bytes = ((size_t)init_cap * sizeof(IdxT) + 255) & ~(size_t)255;
         const size_t gq_bytes = (size_t)blocks * 2 * (size_t)cap * sizeof(IdxT);

@@ -115,6 +115,11 @@ typedef struct iwpp_backend_ops {
      *  whole rows (planes) of src's width (height). IWPP_EUNSUPPORTED with no message set:
      *  not for this view (the caller downloads the whole buffer instead). */
     iwpp_status (*download_rows)(iwpp_context *ctx, const iwpp_buf *src, int64_t row, iwpp_image *dst);
+    /** Optional (may be NULL): as upload into the U8 buffer @p dst (of @p im's pixel count),
+     *  but what goes up is "pixel != 0" as bits (an eighth of a U8 image's bytes) and dst gets
+     *  0/1: the exact EDT reads nothing else (the EDT tiles' regions). IWPP_EUNSUPPORTED with
+     *  no message set: not for this view (a strided or page-locked one; ops->upload instead). */
+    iwpp_status (*upload_nonzero)(iwpp_context *ctx, iwpp_buf *dst, const iwpp_image *im);
     /** Global minimum and maximum of a buffer. */
     iwpp_status (*minmax)(iwpp_context *ctx, const iwpp_buf *a, double *min, double *max);
     /** Optional (may be NULL): as wrap, but for the outputs of edt (dist, nearest), which the
@@ -231,6 +236,7 @@ typedef enum iwpp_tune_key {
     IWPP_TUNE_CUDA_QUEUE_PREFETCH,
     IWPP_TUNE_TILES_RERUN_POPS,
     IWPP_TUNE_TILES_HOST_THREADS,
+    IWPP_TUNE_TILES_COPY_THREADS,
     IWPP_TUNE_COUNT
 } iwpp_tune_key;
 

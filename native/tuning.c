@@ -35,7 +35,7 @@ static const struct {
     {"ocl.stage", 0},          {"ocl.stage_chunk", 0},        {"ocl.dan_linear", 0},
     {"ocl.queue_leave", 0},    {"ocl.queue_host", 0},
     {"cuda.queue_prefetch", 0},
-    {"tiles.rerun_pops", 0},   {"tiles.host_threads", 0},
+    {"tiles.rerun_pops", 0},   {"tiles.host_threads", 0},     {"tiles.copy_threads", 0},
 };
 
 static void env_name(const char *key, char *out, size_t size)

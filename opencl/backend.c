@@ -1026,6 +1026,34 @@ static iwpp_status ocl_download_rows(iwpp_context *ctx, const iwpp_buf *src, int
     return IWPP_OK;
 }
 
+/* @p dst (U8, im's pixels) = "im != 0" as 0/1, sent as bits through a buffer of its own
+ * (upload_nonzero), for a contiguous view that is staged; IWPP_EUNSUPPORTED (no message) for
+ * others. @p pooled: the bits buffer goes to the pool of idle images afterwards (a whole call),
+ * else back to the device (a tile's region: its budget does not count the pool). */
+static iwpp_status upload_bits(iwpp_context *ctx, iwpp_buf *dst, const iwpp_image *im, int pooled)
+{
+    const size_t n = (size_t)(im->width * im->height * im->depth), es = iwpp_type_size(im->type);
+    size_t row, slice;
+    /* (a tile's region goes up as bits whatever its size where the device stages at all: a call
+       runs many) */
+    if (dst->type != IWPP_U8 || (size_t)iwpp_buf_count(dst) != n || !view_pitches(im, es, &row, &slice) ||
+        !use_staging(ctx, pooled ? n * es : SIZE_MAX - 1))
+        return IWPP_EUNSUPPORTED;
+    iwpp_buf bits;
+    memset(&bits, 0, sizeof bits);
+    bits.type = IWPP_U8, bits.w = (int64_t)((n + 7) / 8), bits.h = 1, bits.d = 1, bits.kept = !pooled;
+    iwpp_status rs = ocl_buf_alloc(ctx, &bits);
+    if (rs != IWPP_OK) return rs;
+    rs = upload_nonzero(ctx, (cl_mem)bits.ptr, (cl_mem)dst->ptr, im);
+    ocl_buf_free(ctx, &bits); /* the expansion is queued before any later use of the memory */
+    return rs;
+}
+
+static iwpp_status ocl_upload_nonzero(iwpp_context *ctx, iwpp_buf *dst, const iwpp_image *im)
+{
+    return upload_bits(ctx, dst, im, 0);
+}
+
 /* The whole exact EDT from the caller's views (ops->edt_views): the generic path (dispatch.c)
  * except that the input goes up as bits (upload_nonzero) where it is staged. IWPP_EUNSUPPORTED
  * without a message: the generic path runs instead. */
@@ -1037,31 +1065,24 @@ static iwpp_status ocl_edt_views(iwpp_context *ctx, const iwpp_image *binary, iw
     if (method != IWPP_EDT_EXACT || !view_pitches(binary, iwpp_type_size(binary->type), &row, &slice) ||
         !use_staging(ctx, n * iwpp_type_size(binary->type)))
         return IWPP_EUNSUPPORTED;
-    iwpp_buf bits, in, dist, near;
-    memset(&bits, 0, sizeof bits);
-    bits.type = IWPP_U8, bits.w = (int64_t)((n + 7) / 8), bits.h = 1, bits.d = 1;
-    in = bits;
-    in.w = binary->width, in.h = binary->height, in.d = binary->depth;
+    iwpp_buf in, dist, near;
+    memset(&in, 0, sizeof in);
+    in.type = IWPP_U8, in.w = binary->width, in.h = binary->height, in.d = binary->depth;
     dist = in, near = in;
     dist.type = IWPP_F32, near.type = IWPP_I64;
-    iwpp_status rs = ocl_buf_alloc(ctx, &bits);
+    iwpp_status rs = ocl_buf_alloc(ctx, &in);
     if (rs != IWPP_OK) return rs;
-    if ((rs = ocl_buf_alloc(ctx, &in)) == IWPP_OK) {
-        rs = upload_nonzero(ctx, (cl_mem)bits.ptr, (cl_mem)in.ptr, binary);
-        ocl_buf_free(ctx, &bits); /* the expansion is queued before any later use of the memory */
-        if (rs == IWPP_OK && (rs = ocl_buf_alloc(ctx, &dist)) == IWPP_OK) {
-            if (!nearest_out || (rs = ocl_buf_alloc(ctx, &near)) == IWPP_OK) {
-                rs = iwpp_ocl_edt(ctx, &in, method, sp, &dist, nearest_out ? &near : NULL);
-                if (rs == IWPP_OK) rs = ocl_download(ctx, &dist, dist_out);
-                if (rs == IWPP_OK && nearest_out) rs = ocl_download(ctx, &near, nearest_out);
-                if (nearest_out) ocl_buf_free(ctx, &near);
-            }
-            ocl_buf_free(ctx, &dist);
+    rs = upload_bits(ctx, &in, binary, 1);
+    if (rs == IWPP_OK && (rs = ocl_buf_alloc(ctx, &dist)) == IWPP_OK) {
+        if (!nearest_out || (rs = ocl_buf_alloc(ctx, &near)) == IWPP_OK) {
+            rs = iwpp_ocl_edt(ctx, &in, method, sp, &dist, nearest_out ? &near : NULL);
+            if (rs == IWPP_OK) rs = ocl_download(ctx, &dist, dist_out);
+            if (rs == IWPP_OK && nearest_out) rs = ocl_download(ctx, &near, nearest_out);
+            if (nearest_out) ocl_buf_free(ctx, &near);
         }
-        ocl_buf_free(ctx, &in);
-    } else {
-        ocl_buf_free(ctx, &bits);
+        ocl_buf_free(ctx, &dist);
     }
+    ocl_buf_free(ctx, &in);
     if (rs == IWPP_OK) {
         const size_t l = strlen(ctx->stats.variant);
         snprintf(ctx->stats.variant + l, sizeof ctx->stats.variant - l, "/bits");
@@ -1150,6 +1171,13 @@ static iwpp_status g_download_rows(iwpp_context *ctx, const iwpp_buf *src, int64
 {
     iwpp_signals_enter();
     iwpp_status r = ocl_download_rows(ctx, src, row, dst);
+    iwpp_signals_leave();
+    return r;
+}
+static iwpp_status g_upload_nonzero(iwpp_context *ctx, iwpp_buf *dst, const iwpp_image *im)
+{
+    iwpp_signals_enter();
+    iwpp_status r = ocl_upload_nonzero(ctx, dst, im);
     iwpp_signals_leave();
     return r;
 }
@@ -1269,6 +1297,7 @@ const iwpp_backend_ops iwpp_opencl_backend = {
     .upload = g_upload,
     .download = g_download,
     .download_rows = g_download_rows,
+    .upload_nonzero = g_upload_nonzero,
     .reconstruct = g_reconstruct,
     .edt = g_edt,
     .edt_scratch_bytes = g_edt_scratch_bytes,

@@ -116,10 +116,17 @@ static iwpp_status rec_plan_make(iwpp_context *ctx, const iwpp_buf *marker, cons
     iwpp_status rs = iwpp_ocl_mlq_plan(ctx, k[K_QUEUE], noffs, n, "reconstruction", &p->q);
     if (rs) return rs;
     /* a tile worker's queues and seed list stay within its reserve of the budget (native/tiles.c,
-       as CUDA's): smaller queues cost passes after an overflow, not the result */
-    while (ctx->queue_bytes && ctx->queue_capacity <= 0 && p->q.cap > 256 &&
-           (uint64_t)p->q.cap * p->q.G * 3 * 4 > ctx->queue_bytes)
-        p->q.cap /= 2;
+       as CUDA's): smaller queues cost passes after an overflow, not the result; below 256 entries
+       a group, fewer groups (NVIDIA's 528 groups at 256 entries took 1.6 MB, where a tile worker
+       of a 6 MB budget shared by three has 0.2 MB; a region that small needs few groups) */
+    while (ctx->queue_bytes && ctx->queue_capacity <= 0 && (uint64_t)p->q.cap * p->q.G * 3 * 4 > ctx->queue_bytes) {
+        if (p->q.cap > 256)
+            p->q.cap /= 2;
+        else if (p->q.G > 1)
+            p->q.G = (p->q.G + 1) / 2;
+        else
+            break;
+    }
     p->seed_cap = (cl_uint)((uint64_t)p->q.cap * p->q.G);
     /* raster + anti-raster iterations (tuning key ocl.rec_scans, 0..64) */
     p->scan_its = noffs == 2 * p->naxes ? SCAN_ITERATIONS_FACE : SCAN_ITERATIONS_FULLNB;

@@ -74,6 +74,31 @@ static void test_pack_nonzero(void **state)
     }
 }
 
+/* The chunks of a staged transfer tile [0, total) in order, none larger than the buffers, and a
+ * transfer of at least 4 buffers' worth has its ramp (3 small chunks at either end). */
+static void test_chunk_plan(void **state)
+{
+    (void)state;
+    const size_t M = (size_t)1 << 20;
+    const size_t cases[][2] = {{6800000, 16 * M}, {2 * M, 16 * M}, {M / 2, 16 * M}, {268435456, 16 * M},
+                               {64 * M, 16 * M},  {1000, 128},    {100, 128},      {5 * M + 3, 4 * M},
+                               {1, 16 * M},       {4 * M, 1 * M}, {3 * M + 1, 1 * M}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        const size_t total = cases[c][0], C = cases[c][1];
+        const iwpp_chunk_plan p = iwpp_chunk_plan_make(total, C);
+        size_t at = 0;
+        for (size_t k = 0; k < p.n; ++k) {
+            size_t a, b;
+            iwpp_chunk_bounds(&p, k, &a, &b);
+            assert_int_equal(a, at);
+            assert_true(b > a && b - a <= C);
+            at = b;
+        }
+        assert_int_equal(at, total);
+        if (total >= 4 * C) assert_true(p.n >= 6); /* the ramp */
+    }
+}
+
 static void test_stream_copy(void **state)
 {
     (void)state;
@@ -99,6 +124,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pack_nonzero),
         cmocka_unit_test(test_stream_copy),
+        cmocka_unit_test(test_chunk_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -426,6 +426,75 @@ static void test_edt(void **state)
     assert_int_equal(fails, 0);
 }
 
+/* Strips whose input goes up as bits of "!= 0" (ops->upload_nonzero; staged transfers forced
+ * on, in 4 KiB chunks: PoCL does not stage by default): U8, U16 and F32 inputs with values other
+ * than 0 and 1 (F32: -0 is background; denormals and negative values are not) give the
+ * CPU's distances bit for bit, with and without nearest indices, and the strips say "/bits". */
+static void test_edt_strips_bits(void **state)
+{
+    (void)state;
+    if (g_backend == IWPP_BACKEND_CPU) {
+        printf("(the CPU has no device budget: EDT tiles run on GPU backends)\n");
+        return;
+    }
+    const int64_t w = 157, h = 211, n = w * h;
+    const iwpp_type types[3] = {IWPP_U8, IWPP_U16, IWPP_F32};
+    const float fvals[5] = {-1e-45f, 1e-40f, -3.5f, 1e30f, 0.25f};
+    void *in = malloc((size_t)n * 4);
+    float *want = malloc((size_t)n * sizeof *want), *got = malloc((size_t)n * sizeof *got);
+    int64_t *near = malloc((size_t)n * sizeof *near);
+    assert_true(in && want && got && near);
+    int fails = 0;
+    for (int t = 0; t < 3; ++t) {
+        trng r;
+        trng_seed(&r, 4200 + (uint64_t)t);
+        for (int64_t k = 0; k < n; ++k) {
+            const uint64_t v = trng_next(&r);
+            const int bg = v % 20 == 0;
+            if (types[t] == IWPP_U8) ((uint8_t *)in)[k] = bg ? 0 : (uint8_t)(1 + (v >> 8) % 255);
+            if (types[t] == IWPP_U16) ((uint16_t *)in)[k] = bg ? 0 : (uint16_t)(1 + (v >> 8) % 65535);
+            if (types[t] == IWPP_F32) ((float *)in)[k] = bg ? ((v >> 8) & 1 ? -0.0f : 0.0f) : fvals[(v >> 8) % 5];
+        }
+        iwpp_image im = iwpp_image_2d(in, types[t], w, h);
+        iwpp_image wd = iwpp_image_2d(want, IWPP_F32, w, h), gd = iwpp_image_2d(got, IWPP_F32, w, h);
+        iwpp_image gn = iwpp_image_2d(near, IWPP_I64, w, h);
+        iwpp_context *cpu = NULL, *ctx = NULL;
+        assert_int_equal(iwpp_context_create(&cpu, IWPP_BACKEND_CPU), IWPP_OK);
+        assert_int_equal(iwpp_distance_transform(cpu, &im, IWPP_EDT_EXACT, NULL, &wd, NULL), IWPP_OK);
+        iwpp_context_destroy(cpu);
+        assert_int_equal(harness_make_context(&g_cfg[0], &ctx), IWPP_OK);
+        assert_int_equal(iwpp_context_set_memory_limit(ctx, 660000), IWPP_OK);
+        static const char *const tune[4][2] = {
+            {"ocl.stage", "0"}, {"cuda.stage_min", "0"}, {"ocl.stage_chunk", "4K"}, {"cuda.stage_chunk", "4K"}};
+        for (int i = 0; i < 4; ++i) assert_int_equal(iwpp_context_set_tuning(ctx, tune[i][0], tune[i][1]), IWPP_OK);
+        for (int with_near = 0; with_near < 2; ++with_near) {
+            const char *what = fmt("EDT strips from bits, %s, %s nearest indices", iwpp_type_name(types[t]),
+                                   with_near ? "with" : "without");
+            memset(got, 0, (size_t)n * sizeof *got);
+            int bad = check_ok(iwpp_distance_transform(ctx, &im, IWPP_EDT_EXACT, NULL, &gd, with_near ? &gn : NULL),
+                               ctx, what);
+            iwpp_stats stats;
+            iwpp_context_stats(ctx, &stats);
+            if (!bad && memcmp(got, want, (size_t)n * sizeof *got) != 0) {
+                print_error("FAIL: %s: distances differ from the CPU's (%s)\n", what, stats.variant);
+                bad = 1;
+            }
+            if (!bad && (!strstr(stats.variant, "strips") || !strstr(stats.variant, "/bits"))) {
+                print_error("FAIL: %s: not strips from bits (%s)\n", what, stats.variant);
+                bad = 1;
+            }
+            if (!bad) printf("%s: %s\n", what, stats.variant);
+            if (bad) note_failure(&fails);
+        }
+        iwpp_context_destroy(ctx);
+    }
+    free(in);
+    free(want);
+    free(got);
+    free(near);
+    assert_int_equal(fails, 0);
+}
+
 /* Progress reaches 1, and a progress callback that asks to stop gets IWPP_ECANCELED. */
 static int g_calls, g_backwards;
 static double g_last;
@@ -588,6 +657,7 @@ int main(void)
         cmocka_unit_test(test_long_paths),
         cmocka_unit_test(test_composed),
         cmocka_unit_test(test_edt),
+        cmocka_unit_test(test_edt_strips_bits),
     };
     int fails = HARNESS_RUN("tiles", tests);
     harness_fini();
