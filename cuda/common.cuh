@@ -73,8 +73,8 @@ iwpp_status cu_bands_ready(iwpp_context *ctx);
 iwpp_status cu_download_gated(iwpp_context *ctx, const void *dev, iwpp_image *dst, const cu_gates *gates);
 /* The upload of @p im as bits of "pixel != 0" (host-packed, iwpp_pack_nonzero) expanded on the
  * device to one U8 0/1 per pixel in @p dev_u8. cu_bits_upload_ok says whether it applies: a
- * contiguous view in pageable memory, large enough to be staged (or of any size with
- * @p any_size: the EDT tiles' regions, many a call), with the staging buffers at hand. */
+ * contiguous view in pageable memory, large enough to be staged (with @p any_size, from 256 KiB:
+ * the EDT tiles' regions, many a call), with the staging buffers at hand. */
 bool cu_bits_upload_ok(iwpp_context *ctx, const iwpp_image *im, bool any_size);
 iwpp_status cu_upload_nonzero(iwpp_context *ctx, uint8_t *dev_u8, const iwpp_image *im);
 /* The timer's end event without waiting for it; cu_timer_read then waits and adds the time. */

@@ -626,7 +626,9 @@ bool cu_bits_upload_ok(iwpp_context *ctx, const iwpp_image *im, bool any_size)
     cudaGetLastError();
     if (pinned || !view_contiguous(im)) return false;
     stage_config(st, ctx);
-    return (any_size || total >= st->stage_min) && total > 0 && stage_ready(st);
+    /* any_size: from 256 KiB (or the stage_min set below that), not tinier */
+    const size_t min = any_size && st->stage_min > ((size_t)256 << 10) ? (size_t)256 << 10 : st->stage_min;
+    return total >= min && total > 0 && stage_ready(st);
 }
 
 /* Thread per byte of bits: its eight pixels as 0/1. */
@@ -693,9 +695,9 @@ iwpp_status cu_upload_nonzero(iwpp_context *ctx, uint8_t *dev_u8, const iwpp_ima
     return s;
 }
 
-/* ops->upload_nonzero (the EDT tiles' regions): cu_upload_nonzero where it applies, whatever the
- * region's size (H100, 8192^2 at 92 MB on 4 workers: regions of 1.6 MB went up whole as bytes,
- * under the 2 MB from which whole calls stage). */
+/* ops->upload_nonzero (the EDT tiles' regions): cu_upload_nonzero where it applies, from 256 KiB
+ * (H100, 8192^2 at 92 MB on 4 workers: regions of 1.6 MB went up whole as bytes, under the 2 MB
+ * from which whole calls stage). */
 extern "C" iwpp_status iwpp_cuda_upload_nonzero(iwpp_context *ctx, iwpp_buf *dst, const iwpp_image *im)
 {
     if (dst->type != IWPP_U8 || iwpp_buf_count(dst) != im->width * im->height * im->depth) return IWPP_EUNSUPPORTED;

@@ -452,8 +452,8 @@ static iwpp_status queue_phase(iwpp_context *ctx, T *J, const T *I, const geom &
             while (ctx->queue_bytes && (unsigned long long)blocks * 2 * cap * sizeof(IdxT) > ctx->queue_bytes) {
                 if (cap > 256)
                     cap /= 2;
-                else if (blocks > 1)
-                    blocks = (blocks + 1) / 2;
+                else if (blocks > 8) /* (eight at least: a block leaves when all but an eighth are done) */
+                    blocks = (blocks + 1) / 2 > 8 ? (blocks + 1) / 2 : 8;
                 else
                     break;
             }

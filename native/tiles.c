@@ -1799,9 +1799,12 @@ static iwpp_status edt_region(edt_tiler *e, const int64_t rlo[3], const int64_t 
     iwpp_buf in = e->bin;
     in.type = IWPP_U8;
     const double t0 = iwpp_now_ms();
+    ctx->message[0] = '\0'; /* (a worker context keeps what an earlier call left) */
     iwpp_status st = ops->upload_nonzero ? ops->upload_nonzero(ctx, &in, &view) : IWPP_EUNSUPPORTED;
     const int bits = st == IWPP_OK;
-    if (st == IWPP_EUNSUPPORTED && !ctx->message[0]) {
+    /* not for this view, or no memory for the bits (the plain upload needs none): the bytes */
+    if ((st == IWPP_EUNSUPPORTED && !ctx->message[0]) || st == IWPP_ENOMEM) {
+        ctx->message[0] = '\0';
         in = e->bin;
         st = ops->upload(ctx, &in, &view);
     }
@@ -1896,6 +1899,7 @@ static iwpp_status edt_strip_direct(edt_tiler *e, int a, const int64_t lo[3], co
     out.depth = a == 2 ? hi[2] - lo[2] : 1;
     out.stride_y = e->dsy[0], out.stride_z = e->dsz[0];
     const double t0 = iwpp_now_ms();
+    ctx->message[0] = '\0';
     st = ops->download_rows(ctx, &e->bd, first, &out);
     if (st == IWPP_EUNSUPPORTED && !ctx->message[0]) return IWPP_OK;
     if (st != IWPP_OK) return st;
@@ -2096,6 +2100,7 @@ static void *edt_strip_worker(void *arg)
 {
     edt_tiler *e = (edt_tiler *)arg;
     edt_strips *sh = e->sh;
+    e->ctx->message[0] = '\0'; /* (a worker context keeps what an earlier call left) */
     const int64_t span = sh->span;
     for (;;) {
         pthread_mutex_lock(&sh->lock);
@@ -2236,17 +2241,22 @@ static int edt_by_strips(iwpp_context *ctx, edt_tiler *plan, iwpp_status *out)
        team ran beside theirs: 26 threads on the H100 machine's 16 cores, 8192^2 at 1/8 of the
        working set 16.5-17.3 ms; capped at 4 a worker, 11.7) */
     const int own_threads = ctx->threads;
-    if (nw > 1) ctx->threads = nt;
-    /* CUDA: strips of under 16 MiB of distances stage through buffers of 4 MiB instead of a whole
-       call's 16 MiB, unless the caller set the size (H100, one machine, alternating three times:
-       8192^2 at 92 MB, strips of 6.5 MB, 16.2-16.8 ms -> 10.9-11.1; at 185 MB, 14.7 MB,
-       9.1-10.6 -> 7.4-7.8; not for 16384^2 at 358 MB, 30 MB, 28.9 -> 37.2) */
-    char own_chunk[sizeof ctx->tune[0]];
-    memcpy(own_chunk, ctx->tune[IWPP_TUNE_CUDA_STAGE_CHUNK], sizeof own_chunk);
-    const double strip_bytes = (double)sh.t * (double)plan->dim[0] * (double)(sh.axis == 2 ? plan->dim[1] : 1) * 4.0;
-    if (ctx->ops->kind == IWPP_BACKEND_CUDA && !own_chunk[0] && strip_bytes < (double)(16 << 20))
+    for (int k = 0; k < nw; ++k)
+        if (wc[k] == ctx && nw > 1) ctx->threads = nt;
+    /* CUDA: strips of under 16 MiB of results stage through buffers of 4 MiB instead of a whole
+       call's 16 MiB, unless the caller set the size (H100, one machine, alternating three times,
+       every worker so: 8192^2 at 92 MB, strips of 6.5 MB, 16.2-16.8 ms -> 10.9-11.1; at 185 MB,
+       14.7 MB, 9.1-10.6 -> 7.4-7.8; not for 16384^2 at 358 MB, 30 MB, 28.9 -> 37.2). Not the
+       caller's own context: a change of size makes its staging buffers again (pinning 64 MiB
+       each time a whole call follows a tiled one); the worker contexts only ever run tiles, and
+       take the caller's settings again at the next call. */
+    const double row_px = (double)plan->dim[0] * (double)(sh.axis == 2 ? plan->dim[1] : 1);
+    /* (what comes down: a strip's distances, or with nearest indices its region's, 12 B/px) */
+    const double down_bytes = plan->nearest ? (double)base.want * 12.0 : (double)sh.t * row_px * 4.0;
+    if (!ctx->tune[IWPP_TUNE_CUDA_STAGE_CHUNK][0] && down_bytes < (double)(16 << 20))
         for (int k = 0; k < nw; ++k)
-            snprintf(wc[k]->tune[IWPP_TUNE_CUDA_STAGE_CHUNK], sizeof wc[k]->tune[0], "4M");
+            if (wc[k] != ctx && wc[k]->ops->kind == IWPP_BACKEND_CUDA)
+                snprintf(wc[k]->tune[IWPP_TUNE_CUDA_STAGE_CHUNK], sizeof wc[k]->tune[0], "4M");
     for (int k = 0; k < nw; ++k) {
         w[k] = base;
         w[k].ctx = wc[k];
@@ -2283,7 +2293,6 @@ static int edt_by_strips(iwpp_context *ctx, edt_tiler *plan, iwpp_status *out)
         if (k < 16) o->worker_tiles[k] = w[k].runs;
     }
     ctx->threads = own_threads;
-    memcpy(ctx->tune[IWPP_TUNE_CUDA_STAGE_CHUNK], own_chunk, sizeof own_chunk);
     free(w);
     pthread_cond_destroy(&sh.cv);
     pthread_mutex_destroy(&sh.lock);

@@ -866,10 +866,18 @@ static int stage_ready(iwpp_ocl *s)
     return s->stage_state > 0;
 }
 
+/* Bytes from which a transfer is staged (ocl.stage): IWPP_OCL_STAGE_MIN on GPUs, never on CPU
+ * devices. */
+static size_t stage_min(iwpp_context *ctx)
+{
+    return iwpp_tune_bytes(ctx, IWPP_TUNE_OCL_STAGE, iwpp_ocl_state(ctx)->is_gpu ? IWPP_OCL_STAGE_MIN : SIZE_MAX, 0,
+                           SIZE_MAX);
+}
+
 static int use_staging(iwpp_context *ctx, size_t total)
 {
     iwpp_ocl *s = iwpp_ocl_state(ctx);
-    const size_t min = iwpp_tune_bytes(ctx, IWPP_TUNE_OCL_STAGE, s->is_gpu ? IWPP_OCL_STAGE_MIN : SIZE_MAX, 0, SIZE_MAX);
+    const size_t min = stage_min(ctx);
     /* at least 128 bytes: the bits upload packs 1024 pixels (128 bytes) a chunk at the least */
     const size_t chunk = iwpp_tune_bytes(ctx, IWPP_TUNE_OCL_STAGE_CHUNK, IWPP_OCL_STAGE_CHUNK, 128, (size_t)1 << 30);
     if (chunk != s->stage_chunk) { /* made again, of the new size, on first use */
@@ -1034,10 +1042,12 @@ static iwpp_status upload_bits(iwpp_context *ctx, iwpp_buf *dst, const iwpp_imag
 {
     const size_t n = (size_t)(im->width * im->height * im->depth), es = iwpp_type_size(im->type);
     size_t row, slice;
-    /* (a tile's region goes up as bits whatever its size where the device stages at all: a call
-       runs many) */
+    /* (a tile's region goes up as bits from 256 KiB where the device stages at all, under the
+       whole call's threshold: a call runs many; not tinier ones, for which no worker need make
+       its staging buffers) */
+    const size_t floor = stage_min(ctx) < ((size_t)256 << 10) ? stage_min(ctx) : (size_t)256 << 10;
     if (dst->type != IWPP_U8 || (size_t)iwpp_buf_count(dst) != n || !view_pitches(im, es, &row, &slice) ||
-        !use_staging(ctx, pooled ? n * es : SIZE_MAX - 1))
+        (!pooled && n * es < floor) || !use_staging(ctx, pooled ? n * es : SIZE_MAX - 1))
         return IWPP_EUNSUPPORTED;
     iwpp_buf bits;
     memset(&bits, 0, sizeof bits);

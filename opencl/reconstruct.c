@@ -122,7 +122,7 @@ static iwpp_status rec_plan_make(iwpp_context *ctx, const iwpp_buf *marker, cons
     while (ctx->queue_bytes && ctx->queue_capacity <= 0 && (uint64_t)p->q.cap * p->q.G * 3 * 4 > ctx->queue_bytes) {
         if (p->q.cap > 256)
             p->q.cap /= 2;
-        else if (p->q.G > 1)
+        else if (p->q.G > 2) /* (two at least: the imbalance rule compares a group with the others) */
             p->q.G = (p->q.G + 1) / 2;
         else
             break;

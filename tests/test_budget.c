@@ -200,6 +200,40 @@ static void test_reconstruction_budget(void **state)
     free(want);
 }
 
+/* A tile worker's context keeps the message of a call that failed in it (a reconstruction that ran
+ * the device out); a later EDT by strips on the same context, whose regions cannot go up as bits
+ * on this device (PoCL does not stage), must not take that message for its own and fail (found in
+ * review: IWPP_EUNSUPPORTED with the reconstruction's out-of-memory message). */
+static void test_worker_message_after_failure(void **state)
+{
+    (void)state;
+    const int64_t w = 1500, h = 2000;
+    const size_t n = (size_t)(w * h);
+    uint8_t *mask = malloc(n), *marker = malloc(n), *bin = malloc(n);
+    assert_true(mask && marker && bin);
+    for (size_t k = 0; k < n; ++k) {
+        mask[k] = (uint8_t)(60 + k % 151);
+        bin[k] = k % 1013 != 0;
+    }
+    iwpp_context *ctx = opencl_context(20000000, NULL);
+    iwpp_image mk = iwpp_image_2d(marker, IWPP_U8, w, h), ms = iwpp_image_2d(mask, IWPP_U8, w, h);
+    int failed = 0;
+    for (size_t cap = 600000; cap <= 4000000; cap += 400000) {
+        iwpp_memcap_set(cap);
+        for (size_t k = 0; k < n; ++k) marker[k] = k % 997 == 0 ? mask[k] : 0;
+        failed += iwpp_reconstruct(ctx, &mk, &ms, 8, IWPP_BY_DILATION) == IWPP_ENOMEM;
+    }
+    iwpp_memcap_set(0);
+    assert_true(failed > 0);
+    const size_t peak = edt_checked(ctx, bin, w, h, 0, "1500x2000 after reconstructions that ran a 0.6-3.8 MB device out");
+    assert_true(peak <= 20000000);
+    iwpp_context_destroy(ctx);
+    free(mask);
+    free(marker);
+    free(bin);
+    assert_int_equal(iwpp_memcap_live(), 0);
+}
+
 /* Each test starts with no cap (a failed one may have left its cap set). */
 static int no_cap(void **state)
 {
@@ -226,6 +260,7 @@ int main(void)
         cmocka_unit_test_setup(test_device_smaller_than_the_budget, no_cap),
         cmocka_unit_test_setup(test_budget_kept, no_cap),
         cmocka_unit_test_setup(test_reconstruction_budget, no_cap),
+        cmocka_unit_test_setup(test_worker_message_after_failure, no_cap),
     };
     return cmocka_run_group_tests_name("budget", tests, NULL, NULL);
 }

@@ -427,9 +427,11 @@ static void test_edt(void **state)
 }
 
 /* Strips whose input goes up as bits of "!= 0" (ops->upload_nonzero; staged transfers forced
- * on, in 4 KiB chunks: PoCL does not stage by default): U8, U16 and F32 inputs with values other
+ * on: PoCL does not stage by default): U8, U16 and F32 inputs with values other
  * than 0 and 1 (F32: -0 is background; denormals and negative values are not) give the
- * CPU's distances bit for bit, with and without nearest indices, and the strips say "/bits". */
+ * CPU's distances bit for bit, with and without nearest indices (each a background pixel at that
+ * distance), and the strips say "/bits". 128-byte chunks: a region goes up in 1024-pixel pieces
+ * through the ring of staging buffers, its last byte of bits partial. */
 static void test_edt_strips_bits(void **state)
 {
     (void)state;
@@ -465,7 +467,7 @@ static void test_edt_strips_bits(void **state)
         assert_int_equal(harness_make_context(&g_cfg[0], &ctx), IWPP_OK);
         assert_int_equal(iwpp_context_set_memory_limit(ctx, 660000), IWPP_OK);
         static const char *const tune[4][2] = {
-            {"ocl.stage", "0"}, {"cuda.stage_min", "0"}, {"ocl.stage_chunk", "4K"}, {"cuda.stage_chunk", "4K"}};
+            {"ocl.stage", "0"}, {"cuda.stage_min", "0"}, {"ocl.stage_chunk", "128"}, {"cuda.stage_chunk", "128"}};
         for (int i = 0; i < 4; ++i) assert_int_equal(iwpp_context_set_tuning(ctx, tune[i][0], tune[i][1]), IWPP_OK);
         for (int with_near = 0; with_near < 2; ++with_near) {
             const char *what = fmt("EDT strips from bits, %s, %s nearest indices", iwpp_type_name(types[t]),
@@ -478,6 +480,20 @@ static void test_edt_strips_bits(void **state)
             if (!bad && memcmp(got, want, (size_t)n * sizeof *got) != 0) {
                 print_error("FAIL: %s: distances differ from the CPU's (%s)\n", what, stats.variant);
                 bad = 1;
+            }
+            const odims d = {w, h, 1};
+            const double unit[3] = {1, 1, 1};
+            for (int64_t k = 0; k < n && with_near && !bad; ++k) {
+                const int64_t q = near[k];
+                const int q_bg = q >= 0 && q < n &&
+                                 (types[t] == IWPP_U8    ? ((uint8_t *)in)[q] == 0
+                                  : types[t] == IWPP_U16 ? ((uint16_t *)in)[q] == 0
+                                                         : ((float *)in)[q] == 0.0f);
+                if (!q_bg || (float)oracle_index_distance(k, q, d, unit) != want[k]) {
+                    print_error("FAIL: %s: pixel %lld: nearest index %lld is not a nearest background pixel\n", what,
+                                (long long)k, (long long)q);
+                    bad = 1;
+                }
             }
             if (!bad && (!strstr(stats.variant, "strips") || !strstr(stats.variant, "/bits"))) {
                 print_error("FAIL: %s: not strips from bits (%s)\n", what, stats.variant);
