@@ -2304,7 +2304,7 @@ static int edt_by_strips(iwpp_context *ctx, edt_tiler *plan, iwpp_status *out)
         /* a margin beyond a worker's share, or a device with less than its share: square tiles
            on ctx's whole budget, without the strips' region buffers */
         for (int k = 0; k < nw; ++k) edt_res_free(wc[k]);
-        plan->runs += runs, plan->up += up, plan->down += down;
+        plan->runs += runs, plan->up += up, plan->down += down, plan->bits += bits;
         return -1;
     }
     o->tiles = runs;
@@ -2367,8 +2367,8 @@ static iwpp_status edt_by_tiles_ways(iwpp_context *ctx, const iwpp_image *binary
     o->worker_tiles[0] = e.runs;
     o->bytes_to_device = e.up;
     o->bytes_from_device = e.down;
-    snprintf(o->variant, sizeof o->variant, "edt tiles %lldx%lldx%lld, margin %lld", (long long)e.g.tsz[0],
-             (long long)e.g.tsz[1], (long long)e.g.tsz[2], (long long)e.R);
+    snprintf(o->variant, sizeof o->variant, "edt tiles %lldx%lldx%lld, margin %lld%s", (long long)e.g.tsz[0],
+             (long long)e.g.tsz[1], (long long)e.g.tsz[2], (long long)e.R, e.bits == e.runs ? "/bits" : "");
     return IWPP_OK;
 }
 
