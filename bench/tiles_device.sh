@@ -2,7 +2,7 @@
 # One call on the GPU machine for the tile scheduler: build (CUDA sm_90, OpenCL, tests), the
 # tile, signal and reconstruction tests on CUDA and NVIDIA OpenCL, then tiles_bench: whole calls
 # from host memory, in memory, with budgets (tiles forced) and with several workers.
-#   bash bench/tiles_device.sh [test|bench|edt|families|queue|all]    (needs .device/ carried for CMocka)
+#   bash bench/tiles_device.sh [test|bench|edt|strips|families|queue|all]    (needs .device/ carried for CMocka)
 # edt: the tile and EDT tests, then the exact EDT benches only.
 # families: the tile tests, then the reconstruction's worst inputs for tiles (a seed in the last
 # corner, a spiral corridor) at 1/8 budgets, each with long re-runs handed to full runs (the
@@ -10,6 +10,9 @@
 # queue: the reconstruction tests on CUDA and NVIDIA OpenCL, then the queue's imbalance rule
 # (cuda.queue_* / ocl.queue_*: blocks leave, the host finishes long chains) on both backends, in
 # memory: a corner flood and a spiral, the rule off and on, alternating; tissue as the control.
+# strips: the tile and EDT tests, then the exact EDT by strips at 1/8 and 1/4 (8192^2) and 1/8
+# (16384^2), the default staging (worker contexts 4 MiB, the caller's 16) against every worker at
+# 4 MiB and every worker at 16 MiB, alternating three times (session 22: the mix is unmeasured).
 # TILES_TESTS: the ctest regex instead of the phase's own. Sizes: TILES_SIZES (default 8192,32768), TILES_BIG (default 98304, "" to skip).
 set -u
 PHASE=${1:-all}
@@ -27,6 +30,7 @@ if [ "$PHASE" != bench ]; then
   stamp "ctest: tiles, signals, reconstruction, composed, EDT, errors on cuda and opencl"
   TESTS="tiles|signals|reconstruct|fill|extrema|open_close|edt|errors|badinput"
   [ "$PHASE" = edt ] && TESTS="tiles|edt"
+  [ "$PHASE" = strips ] && TESTS="tiles|edt|budget"
   [ "$PHASE" = families ] && TESTS="tiles"
   [ "$PHASE" = queue ] && TESTS="reconstruct|fill|extrema|open_close"
   TESTS=${TILES_TESTS:-$TESTS}
@@ -45,6 +49,19 @@ if [ "$PHASE" = edt ]; then
   timeout 100 stdbuf -oL "$B/bench/tiles_bench" --backend opencl --sizes 8192 --limits 92M,185M --edt-only --reps 3 --no-bandwidth
   stamp "tiles_bench cuda 65536 exact EDT, 1/8 (5G)"
   timeout 250 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 65536 --limits 5G --edt-only --reps 2 --no-bandwidth
+  stamp done; exit 0
+fi
+if [ "$PHASE" = strips ]; then
+  for i in 1 2 3; do
+    for v in default 4M 16M; do
+      stamp "exact EDT by strips, cuda.stage_chunk: $v (default: worker contexts 4M, the caller's 16M)"
+      c=; [ "$v" != default ] && c=$v
+      IWPP_CUDA_STAGE_CHUNK=$c timeout 60 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 8192 \
+        --limits 92M,185M --edt-only --reps 7 --no-bandwidth | grep -E "in memory|92M|185M"
+      IWPP_CUDA_STAGE_CHUNK=$c timeout 60 stdbuf -oL "$B/bench/tiles_bench" --backend cuda --sizes 16384 \
+        --limits 358M --edt-only --reps 3 --no-bandwidth | grep -E "in memory|358M"
+    done
+  done
   stamp done; exit 0
 fi
 if [ "$PHASE" = queue ]; then
