@@ -1220,8 +1220,10 @@ static iwpp_status worker_contexts(iwpp_context *ctx, const iwpp_worker_spec *sp
                 }
                 ctx->tile_ctx[k] = c;
             }
-            /* the caller's settings; one thread per CPU worker, the cores shared among the
-               device workers (their host copies and the backend's staging use them) */
+            /* no message of an earlier call (the ops' "EUNSUPPORTED without a message" tests
+               read it); the caller's settings; one thread per CPU worker, the cores shared among
+               the device workers (their host copies and the backend's staging use them) */
+            c->message[0] = '\0';
             c->threads = sp[i].backend == IWPP_BACKEND_CPU ? 1 : (iwpp_cpu_threads(ctx) / ndev > 1 ? iwpp_cpu_threads(ctx) / ndev : 1);
             memcpy(c->tune, ctx->tune, sizeof c->tune); /* (cuda.pool stays as the environment set it) */
             c->algorithm = ctx->algorithm;
@@ -2100,7 +2102,6 @@ static void *edt_strip_worker(void *arg)
 {
     edt_tiler *e = (edt_tiler *)arg;
     edt_strips *sh = e->sh;
-    e->ctx->message[0] = '\0'; /* (a worker context keeps what an earlier call left) */
     const int64_t span = sh->span;
     for (;;) {
         pthread_mutex_lock(&sh->lock);
