@@ -469,9 +469,15 @@ static void test_edt_strips_bits(void **state)
         static const char *const tune[4][2] = {
             {"ocl.stage", "0"}, {"cuda.stage_min", "0"}, {"ocl.stage_chunk", "128"}, {"cuda.stage_chunk", "128"}};
         for (int i = 0; i < 4; ++i) assert_int_equal(iwpp_context_set_tuning(ctx, tune[i][0], tune[i][1]), IWPP_OK);
-        for (int with_near = 0; with_near < 2; ++with_near) {
-            const char *what = fmt("EDT strips from bits, %s, %s nearest indices", iwpp_type_name(types[t]),
-                                   with_near ? "with" : "without");
+        /* CUDA keeps two staging rings (the current and the last settings): the chunk sizes
+           change so that a pass switches to the spare ring, releases it, or makes a new one;
+           "" is the default (the strips then stage through 4 MiB, the caller's ring too) */
+        static const char *const chunks[7] = {"128", "256", "384", "256", "384", "128", ""};
+        for (int pass = 0; pass < 7; ++pass) {
+            const int with_near = pass & 1;
+            assert_int_equal(iwpp_context_set_tuning(ctx, "cuda.stage_chunk", chunks[pass]), IWPP_OK);
+            const char *what = fmt("EDT strips from bits, %s, %s nearest indices, cuda.stage_chunk \"%s\"",
+                                   iwpp_type_name(types[t]), with_near ? "with" : "without", chunks[pass]);
             memset(got, 0, (size_t)n * sizeof *got);
             int bad = check_ok(iwpp_distance_transform(ctx, &im, IWPP_EDT_EXACT, NULL, &gd, with_near ? &gn : NULL),
                                ctx, what);
