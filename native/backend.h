@@ -237,6 +237,7 @@ typedef enum iwpp_tune_key {
     IWPP_TUNE_TILES_RERUN_POPS,
     IWPP_TUNE_TILES_HOST_THREADS,
     IWPP_TUNE_TILES_COPY_THREADS,
+    IWPP_TUNE_TILES_TRACE,
     IWPP_TUNE_COUNT
 } iwpp_tune_key;
 

@@ -313,6 +313,8 @@ typedef struct sched {
     iwpp_status st;
     char msg[1024];
     int64_t done;       /* tile runs finished */
+    FILE *trace;        /* tiles.trace: a line per tile run (bench/tiles_trace.py reads them) */
+    double t0;          /* the call's start (iwpp_now_ms) */
 } sched;
 
 typedef struct worker {
@@ -333,9 +335,12 @@ typedef struct worker {
     struct worker *twin_of;
     pthread_mutex_t dev_lock;
     double wait_ms;            /* of the current full run, waiting for dev_lock */
+    double mark[5];            /* tiles.trace: the current full run's gathered, device held,
+                                  uploaded (and clipped), reconstructed, downloaded times */
     char msg[1024];            /* an error of this thread ("" = see ctx->message) */
     pthread_t thread;
     int started;
+    int index; /* in the scheduler's list (tiles.trace) */
 } worker;
 
 static unsigned char *scratch_alloc(iwpp_context *c, size_t bytes, int *pinned)
@@ -588,13 +593,16 @@ static iwpp_status run_region_locked(worker *w, const int64_t rlo[3], const int6
     }
     iwpp_status st;
     const int64_t overflows = c->stats.overflow_reruns;
+    w->mark[1] = iwpp_now_ms();
     if ((st = ops->upload(c, &w->bj, &hj)) || (st = ops->upload(c, &w->bi, &hi)) ||
         (st = ops->pointwise(c, s->mode == IWPP_BY_DILATION ? IWPP_PW_MIN : IWPP_PW_MAX, &w->bj, &w->bj, &w->bi,
                              0)) ||
-        (st = ops->reconstruct(c, &w->bj, &w->bi, s->conn, s->mode)) || (st = ops->download(c, &w->bj, &hj))) {
+        ((w->mark[2] = iwpp_now_ms()), (st = ops->reconstruct(c, &w->bj, &w->bi, s->conn, s->mode))) ||
+        ((w->mark[3] = iwpp_now_ms()), (st = ops->download(c, &w->bj, &hj)))) {
         snprintf(w->msg, sizeof w->msg, "%s", c->message);
         return st;
     }
+    w->mark[4] = iwpp_now_ms();
     w->overflows += c->stats.overflow_reruns - overflows;
     const int64_t bytes = rw * rh * rd * (int64_t)s->es;
     w->up += 2 * bytes;
@@ -949,9 +957,28 @@ static iwpp_status full_run(worker *w, int64_t k, const int64_t lo[3], const int
     }
     halo_copy hc = {s, s->halo[k], w->hj, rlo, rhi};
     halo_walk(lo, hi, rlo, rhi, halo_copy_run, &hc);
+    w->mark[0] = iwpp_now_ms();
     iwpp_status st = run_region(w, rlo, rhi);
     if (st == IWPP_OK) scatter_inside(w, lo, hi, rlo, rhi);
     return st;
+}
+
+/* tiles.trace: one line per tile run, times in ms from the call's start: worker (its index;
+ * twins follow the workers), tile, run (0 first), kind (full / host / host+full: a re-run handed
+ * over), picked, host re-run end (= start of the full run), and for a full run: gathered, device
+ * held, uploaded, reconstructed, downloaded, written back; then the re-run's pops. */
+static void trace_line(sched *s, const worker *w, int64_t k, int full, double t_pick, double t_full, int64_t pops)
+{
+    const double z = s->t0, now = iwpp_now_ms();
+    const char *kind = !full ? "host" : t_full != t_pick ? "host+full" : "full";
+    fprintf(s->trace, "tile %d %lld %lld %s %.3f %.3f", w->index, (long long)k, (long long)s->runs[k], kind,
+            t_pick - z, t_full - z);
+    if (full)
+        fprintf(s->trace, " %.3f %.3f %.3f %.3f %.3f %.3f", w->mark[0] - z, w->mark[1] - z, w->mark[2] - z,
+                w->mark[3] - z, w->mark[4] - z, now - z);
+    else
+        fprintf(s->trace, " - - - - - %.3f", now - z);
+    fprintf(s->trace, " %lld\n", (long long)pops);
 }
 
 static void *worker_main(void *arg)
@@ -987,6 +1014,8 @@ static void *worker_main(void *arg)
         unsigned dirs = 0;
         int hand_over = 0;
         double t0 = iwpp_now_ms();
+        const double t_pick = t0;
+        const int64_t pops0 = w->rerun_pops;
         if (!full) {
             dirs = rerun_on_host(w, k, lo, hi, rlo, rhi, limit_ms, s->pop_cap);
             if (dirs & (1u << 31)) {
@@ -1017,6 +1046,7 @@ static void *worker_main(void *arg)
         w->first_ms += full_ms;
 
         pthread_mutex_lock(&s->lock);
+        if (s->trace) trace_line(s, w, k, full, t_pick, t0, w->rerun_pops - pops0);
         s->running--;
         if (st != IWPP_OK) {
             if (!s->stop) {
@@ -1401,6 +1431,7 @@ static iwpp_status workers_prepare(iwpp_context *ctx, sched *s, worker *w, iwpp_
  * started: the call stops with IWPP_ENOMEM). */
 static void workers_start(sched *s, worker *w, iwpp_context *const *wc, int nw, int nthreads)
 {
+    for (int k = 0; k < nthreads; ++k) w[k].index = k;
     for (int k = 0; k < nw; ++k) {
         if (pthread_create(&w[k].thread, NULL, worker_main, &w[k]) != 0) {
             pthread_mutex_lock(&s->lock);
@@ -1559,6 +1590,13 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
     pthread_mutex_init(&s.lock, NULL);
     pthread_cond_init(&s.cv, NULL);
     first_runs_queue(&s);
+    s.t0 = iwpp_now_ms();
+    const char *trace = iwpp_tune(ctx, IWPP_TUNE_TILES_TRACE);
+    if (trace) s.trace = !strcmp(trace, "stderr") ? stderr : fopen(trace, "a");
+    if (s.trace)
+        fprintf(s.trace, "tiles %lld %lld %lld grid %lld %lld %lld workers %d threads %d\n", (long long)s.g.tsz[0],
+                (long long)s.g.tsz[1], (long long)s.g.tsz[2], (long long)s.g.cnt[0], (long long)s.g.cnt[1],
+                (long long)s.g.cnt[2], nw, nthreads);
     for (int k = 0; k < nw; ++k) {
         wc[k]->device_share = wc[k]->ops->kind == IWPP_BACKEND_CPU ? 0 : device_sharing(wc, nw, k);
         wc[k]->queue_bytes = queue_bytes[k];
@@ -1568,6 +1606,10 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
     for (int k = 0; k < nthreads; ++k)
         if (w[k].started) pthread_join(w[k].thread, NULL);
     for (int k = 0; k < nw; ++k) wc[k]->device_share = 0, wc[k]->queue_bytes = 0;
+    if (s.trace) {
+        fprintf(s.trace, "end %.3f\n", iwpp_now_ms() - s.t0);
+        if (s.trace != stderr) fclose(s.trace);
+    }
     pthread_cond_destroy(&s.cv);
     pthread_mutex_destroy(&s.lock);
     if (s.st != IWPP_OK) {
