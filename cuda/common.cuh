@@ -46,14 +46,6 @@ struct cuda_state {
     int stage_bufs;             /* buffers in the ring (2..IWPP_CUDA_STAGE_BUFS) */
     int stage_stream;           /* host copies with streaming stores (iwpp_stream_copy) */
     int stage_failed;           /* pinned allocation failed once: stay on the direct path */
-    /* The ring of the previous settings, kept for a switch back (the EDT strips stage through
-     * smaller buffers than a whole call, on the caller's context too): both stay pinned. */
-    struct {
-        void *buf[IWPP_CUDA_STAGE_BUFS];
-        cudaEvent_t ev[IWPP_CUDA_STAGE_BUFS];
-        size_t chunk;
-        int bufs;
-    } stage_spare;
     int host_finished;          /* the last reconstruction's long chains ran on the host */
     /* Image buffers come from the context's own stream-ordered pool, which keeps freed memory
      * for the next call (no cudaMalloc/cudaFree, no device-wide sync per call); NULL: plain

@@ -15,7 +15,6 @@
 
 static void stage_config(cuda_state *st, const iwpp_context *ctx);
 static void stage_release(cuda_state *st);
-static void stage_release_ring(void **buf, cudaEvent_t *ev);
 
 static void put_reason(char *reason, size_t size, const char *fmt, const char *arg)
 {
@@ -398,43 +397,16 @@ extern "C" void iwpp_cuda_buf_free(iwpp_context *ctx, iwpp_buf *b)
  * copy that used it. Tuning (measurements only): IWPP_CUDA_STAGE_MIN (bytes, K/M suffix, "off"),
  * IWPP_CUDA_STAGE_CHUNK, IWPP_CUDA_STAGE_THREADS, read when the context is opened. */
 
-/* Swaps the current staging ring with the spare one (buffers, events and their settings). */
-static void stage_swap(cuda_state *st)
-{
-    for (int i = 0; i < IWPP_CUDA_STAGE_BUFS; ++i) {
-        void *b = st->stage[i];
-        cudaEvent_t e = st->stage_ev[i];
-        st->stage[i] = st->stage_spare.buf[i];
-        st->stage_ev[i] = st->stage_spare.ev[i];
-        st->stage_spare.buf[i] = b;
-        st->stage_spare.ev[i] = e;
-    }
-    const size_t c = st->stage_chunk;
-    const int n = st->stage_bufs;
-    st->stage_chunk = st->stage_spare.chunk;
-    st->stage_bufs = st->stage_spare.bufs;
-    st->stage_spare.chunk = c;
-    st->stage_spare.bufs = n;
-}
-
-/* The staging settings (tuning keys cuda.stage_*), read before each large transfer. A change of
- * chunk size or ring length switches to the spare ring if it has those settings; otherwise the
- * current ring becomes the spare (the older spare is released) and a new one is made on first
- * use. So a context that alternates two settings (whole calls and EDT strips) pins each ring
- * once. Every transfer ends synchronized, so no copy still uses a ring that is set aside. */
+/* The staging settings (tuning keys cuda.stage_*), read before each large transfer: a change of
+ * chunk size or ring length releases the ring (it is made again on first use). */
 static void stage_config(cuda_state *st, const iwpp_context *ctx)
 {
     /* at least 128 bytes: the bits upload packs 1024 pixels (128 bytes) a chunk at the least */
     const size_t chunk = iwpp_tune_bytes(ctx, IWPP_TUNE_CUDA_STAGE_CHUNK, IWPP_CUDA_STAGE_CHUNK_DEFAULT, 128, (size_t)1 << 30);
     const int bufs = (int)iwpp_tune_int(ctx, IWPP_TUNE_CUDA_STAGE_BUFS, IWPP_CUDA_STAGE_BUFS_DEFAULT, 2, IWPP_CUDA_STAGE_BUFS);
-    if (chunk != st->stage_chunk || bufs != st->stage_bufs) {
+    if ((chunk != st->stage_chunk || bufs != st->stage_bufs) && st->stage[0]) {
         if (st->stream) cudaStreamSynchronize(st->stream);
-        if (chunk == st->stage_spare.chunk && bufs == st->stage_spare.bufs) {
-            stage_swap(st);
-        } else if (st->stage[0]) {
-            stage_release_ring(st->stage_spare.buf, st->stage_spare.ev);
-            stage_swap(st);
-        }
+        stage_release(st);
     }
     st->stage_chunk = chunk;
     st->stage_bufs = bufs;
@@ -443,22 +415,15 @@ static void stage_config(cuda_state *st, const iwpp_context *ctx)
     st->stage_stream = (int)iwpp_tune_int(ctx, IWPP_TUNE_CUDA_STAGE_NT, 1, 0, 1);
 }
 
-static void stage_release_ring(void **buf, cudaEvent_t *ev)
-{
-    for (int i = 0; i < IWPP_CUDA_STAGE_BUFS; ++i) {
-        if (ev[i]) cudaEventDestroy(ev[i]);
-        if (buf[i]) cudaFreeHost(buf[i]);
-        ev[i] = NULL;
-        buf[i] = NULL;
-    }
-    cudaGetLastError();
-}
-
-/* Both rings (on close, and when pinned memory ran out). */
 static void stage_release(cuda_state *st)
 {
-    stage_release_ring(st->stage, st->stage_ev);
-    stage_release_ring(st->stage_spare.buf, st->stage_spare.ev);
+    for (int i = 0; i < IWPP_CUDA_STAGE_BUFS; ++i) {
+        if (st->stage_ev[i]) cudaEventDestroy(st->stage_ev[i]);
+        if (st->stage[i]) cudaFreeHost(st->stage[i]);
+        st->stage_ev[i] = NULL;
+        st->stage[i] = NULL;
+    }
+    cudaGetLastError();
 }
 
 /* The staging buffers, allocated on first use; 0 if pinned memory cannot be had (the transfer

@@ -2366,19 +2366,20 @@ static int edt_by_strips(iwpp_context *ctx, edt_tiler *plan, iwpp_status *out)
     /* CUDA: strips of under 16 MiB of results stage through buffers of 4 MiB instead of a whole
        call's 16 MiB, unless the caller set the size (H100, one machine, alternating three times,
        every worker so: 8192^2 at 92 MB, strips of 6.5 MB, 16.2-16.8 ms -> 10.9-11.1; at 185 MB,
-       14.7 MB, 9.1-10.6 -> 7.4-7.8; not for 16384^2 at 358 MB, 30 MB, 28.9 -> 37.2). The
-       caller's own context too, for the strips only (session 23, alternating three times at
-       92 MB: with it 10.9-12.1 ms, without 12.2-13.8; a whole call at 4 MiB is slower, 7.6-9.1
-       -> 12.7-13.7): its 16 MiB ring stays pinned beside the small one (cuda/device.cu,
-       stage_config), so alternating whole and tiled calls pins nothing again. The worker contexts
-       take the caller's settings again at the next call. */
+       14.7 MB, 9.1-10.6 -> 7.4-7.8; not for 16384^2 at 358 MB, 30 MB, 28.9 -> 37.2). Not the
+       caller's own context: a change of size makes its staging buffers again (pinning 64 MiB
+       each time a whole call follows a tiled one); the worker contexts only ever run tiles, and
+       take the caller's settings again at the next call. (Session 23: this default, 12.7-13.9 ms
+       at 92 MB, stays behind IWPP_CUDA_STAGE_CHUNK=4M set for the whole process, 10.9-12.1, and
+       the caller's strips at 4 MiB too, its 16 MiB ring kept aside, did not close the gap,
+       although every strip transfer then had the same chunk, ring and threads: the cause is not
+       found.) */
     const double row_px = (double)plan->dim[0] * (double)(sh.axis == 2 ? plan->dim[1] : 1);
     /* (what comes down: a strip's distances, or with nearest indices its region's, 12 B/px) */
     const double down_bytes = plan->nearest ? (double)base.want * 12.0 : (double)sh.t * row_px * 4.0;
-    const int small_chunk = !ctx->tune[IWPP_TUNE_CUDA_STAGE_CHUNK][0] && down_bytes < (double)(16 << 20);
-    if (small_chunk)
+    if (!ctx->tune[IWPP_TUNE_CUDA_STAGE_CHUNK][0] && down_bytes < (double)(16 << 20))
         for (int k = 0; k < nw; ++k)
-            if (wc[k]->ops->kind == IWPP_BACKEND_CUDA)
+            if (wc[k] != ctx && wc[k]->ops->kind == IWPP_BACKEND_CUDA)
                 snprintf(wc[k]->tune[IWPP_TUNE_CUDA_STAGE_CHUNK], sizeof wc[k]->tune[0], "4M");
     for (int k = 0; k < nw; ++k) {
         w[k] = base;
@@ -2416,7 +2417,6 @@ static int edt_by_strips(iwpp_context *ctx, edt_tiler *plan, iwpp_status *out)
         if (k < 16) o->worker_tiles[k] = w[k].runs;
     }
     ctx->threads = own_threads;
-    if (small_chunk) ctx->tune[IWPP_TUNE_CUDA_STAGE_CHUNK][0] = '\0'; /* (it was unset) */
     free(w);
     pthread_cond_destroy(&sh.cv);
     pthread_mutex_destroy(&sh.lock);

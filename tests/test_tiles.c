@@ -469,9 +469,8 @@ static void test_edt_strips_bits(void **state)
         static const char *const tune[4][2] = {
             {"ocl.stage", "0"}, {"cuda.stage_min", "0"}, {"ocl.stage_chunk", "128"}, {"cuda.stage_chunk", "128"}};
         for (int i = 0; i < 4; ++i) assert_int_equal(iwpp_context_set_tuning(ctx, tune[i][0], tune[i][1]), IWPP_OK);
-        /* CUDA keeps two staging rings (the current and the last settings): the chunk sizes
-           change so that a pass switches to the spare ring, releases it, or makes a new one;
-           "" is the default (the strips then stage through 4 MiB, the caller's ring too) */
+        /* the staging ring is made again at each change of chunk size (CUDA: released and
+           pinned anew); "" is the default (the strips' worker contexts then stage through 4 MiB) */
         static const char *const chunks[7] = {"128", "256", "384", "256", "384", "128", ""};
         for (int pass = 0; pass < 7; ++pass) {
             const int with_near = pass & 1;
