@@ -2369,9 +2369,9 @@ static int edt_by_strips(iwpp_context *ctx, edt_tiler *plan, iwpp_status *out)
        14.7 MB, 9.1-10.6 -> 7.4-7.8; not for 16384^2 at 358 MB, 30 MB, 28.9 -> 37.2). Not the
        caller's own context: a change of size makes its staging buffers again (pinning 64 MiB
        each time a whole call follows a tiled one); the worker contexts only ever run tiles, and
-       take the caller's settings again at the next call. (Session 23: this default, 12.7-13.9 ms
+       take the caller's settings again at the next call. (Session 23: this default, 12.2-13.8 ms
        at 92 MB, stays behind IWPP_CUDA_STAGE_CHUNK=4M set for the whole process, 10.9-12.1, and
-       the caller's strips at 4 MiB too, its 16 MiB ring kept aside, did not close the gap,
+       the caller's strips at 4 MiB too, its 16 MiB ring kept aside (12.7-13.9), did not close the gap,
        although every strip transfer then had the same chunk, ring and threads: the cause is not
        found.) */
     const double row_px = (double)plan->dim[0] * (double)(sh.axis == 2 ? plan->dim[1] : 1);
