@@ -2,7 +2,7 @@
 # One call on the GPU machine for the tile scheduler: build (CUDA sm_90, OpenCL, tests), the
 # tile, signal and reconstruction tests on CUDA and NVIDIA OpenCL, then tiles_bench: whole calls
 # from host memory, in memory, with budgets (tiles forced) and with several workers.
-#   bash bench/tiles_device.sh [test|bench|edt|strips|families|queue|all]    (needs .device/ carried for CMocka)
+#   bash bench/tiles_device.sh [test|bench|edt|strips|families|queue|gpus|all]    (needs .device/ carried for CMocka)
 # edt: the tile and EDT tests, then the exact EDT benches only.
 # families: the tile tests, then the reconstruction's worst inputs for tiles (a seed in the last
 # corner, a spiral corridor) at 1/8 budgets, each with long re-runs handed to full runs (the
@@ -13,6 +13,9 @@
 # strips: the tile and EDT tests, then the exact EDT by strips at 1/8 and 1/4 (8192^2) and 1/8
 # (16384^2), the default staging (worker contexts 4 MiB, the caller's 16) against every worker at
 # 4 MiB and every worker at 16 MiB, alternating three times (session 22: the mix is unmeasured).
+# gpus (a machine with two or more GPUs: run with kind nvidia-h100-x2): one GPU's workers against
+# every GPU's (all-gpus), 32768^2 reconstruction (no budget and 880M), 65536^2 exact EDT by strips
+# (5G), 98304^2 reconstruction (16G); no tests (the bench checks every result bit for bit).
 # TILES_TESTS: the ctest regex instead of the phase's own. Sizes: TILES_SIZES (default 8192,32768), TILES_BIG (default 98304, "" to skip).
 set -u
 PHASE=${1:-all}
@@ -26,6 +29,18 @@ cmake -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=Release -DIWPP_ENABLE_JAVA=OFF -DCMA
   2>&1 | grep -E "IWPP|Error"
 stamp build
 cmake --build "$B" -j16 2>&1 | grep -E "warning|error" | head -20
+if [ "$PHASE" = gpus ]; then
+  nvidia-smi -L
+  T="$B/bench/tiles_bench --backend cuda --no-bandwidth"
+  stamp "32768 reconstruction: in memory; one GPU's workers vs every GPU's, no budget and 880M"
+  timeout 110 stdbuf -oL $T --sizes 32768 --reps 3 --workers "gpu*3;all-gpus*3;gpu*3,cpu*4;all-gpus*3,cpu*4"
+  timeout 110 stdbuf -oL $T --sizes 32768 --reps 3 --wlimit 880M --workers "gpu*3,cpu*4;all-gpus*3,cpu*4" | grep -E "workers|per worker"
+  stamp "65536 exact EDT: in memory; strips at 5G, one GPU vs every GPU"
+  timeout 130 stdbuf -oL $T --sizes 65536 --edt-only --reps 2 --wlimit 5G --workers "gpu*3;all-gpus*3"
+  stamp "98304 reconstruction, 16G budget: one GPU vs every GPU"
+  timeout 200 stdbuf -oL $T --sizes 98304 --reps 1 --wlimit 16G --workers "gpu*3,cpu*4;all-gpus*3,cpu*4"
+  stamp done; exit 0
+fi
 if [ "$PHASE" != bench ]; then
   stamp "ctest: tiles, signals, reconstruction, composed, EDT, errors on cuda and opencl"
   TESTS="tiles|signals|reconstruct|fill|extrema|open_close|edt|errors|badinput"

@@ -239,7 +239,9 @@ IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t b
  *   to 4: with more than one, each copies its next tile in and its last one out while another's
  *   tile is on the device; default 2; set, it applies to CPU tile workers too),
  *   tiles.copy_threads (threads each host thread of a device tile worker copies its tiles in
- *   and out with; default: the cores shared among the device workers).
+ *   and out with; default: the cores shared among the device workers), tiles.trace (a file,
+ *   or "stderr": a tiled reconstruction appends a line per tile run with the times of its
+ *   phases; bench/tiles_trace.py sums them).
  * A new context takes each key from the environment variable IWPP_<KEY> (upper case, '.' as
  * '_': cuda.stage_chunk <- IWPP_CUDA_STAGE_CHUNK); the library reads the environment nowhere
  * else. Tile workers take their caller's settings. Unknown keys and values longer than 31
