@@ -36,7 +36,7 @@ static const struct {
     {"ocl.queue_leave", 0},    {"ocl.queue_host", 0},
     {"cuda.queue_prefetch", 0},
     {"tiles.rerun_pops", 0},   {"tiles.host_threads", 0},     {"tiles.copy_threads", 0},
-    {"tiles.trace", 0},
+    {"tiles.trace", 0},        {"tiles.direct", 0},
 };
 
 static void env_name(const char *key, char *out, size_t size)
@@ -51,18 +51,22 @@ static void put(iwpp_context *ctx, int k, const char *value)
     snprintf(ctx->tune[k], sizeof ctx->tune[k], "%s", value ? value : "");
 }
 
+/* (a value longer than the slot is not taken: cut short it would mean something else, as
+ * iwpp_context_set_tuning refuses it) */
 void iwpp_tune_from_env(iwpp_context *ctx)
 {
     for (int k = 0; k < IWPP_TUNE_COUNT; ++k) {
         char name[64];
         env_name(k_table[k].key, name, sizeof name);
-        put(ctx, k, getenv(name));
+        const char *v = getenv(name);
+        put(ctx, k, v && strlen(v) < sizeof ctx->tune[k] ? v : NULL);
     }
 }
 
 /* The environment variables that are not tuning keys (a folder: the OpenCL program cache,
- * IWPP_CL_CACHE, and the user's XDG_CACHE_HOME / HOME it defaults to) are read here too, so
- * that every getenv of the library is in this file. */
+ * IWPP_CL_CACHE, and the user's XDG_CACHE_HOME / HOME it defaults to; IWPP_TILES_TRACE's file
+ * when its path is too long for a tuning value) are read here too, so that every getenv of the
+ * library is in this file. */
 const char *iwpp_env(const char *name) { return getenv(name); }
 
 int iwpp_tune_lookup(const char *key)
