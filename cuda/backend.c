@@ -27,8 +27,6 @@ const iwpp_backend_ops iwpp_cuda_backend = {
     .mem_free = iwpp_cuda_mem_free,
     .host_alloc = iwpp_cuda_host_alloc,
     .host_free = iwpp_cuda_host_free,
-    .host_register = iwpp_cuda_host_register,
-    .host_unregister = iwpp_cuda_host_unregister,
     .label = iwpp_cuda_label,
     .watershed = iwpp_cuda_watershed,
 };

@@ -22,8 +22,6 @@ void iwpp_cuda_buf_free(iwpp_context *ctx, iwpp_buf *b);
 uint64_t iwpp_cuda_mem_free(iwpp_context *ctx);
 void *iwpp_cuda_host_alloc(iwpp_context *ctx, size_t bytes);
 void iwpp_cuda_host_free(iwpp_context *ctx, void *p);
-int iwpp_cuda_host_register(iwpp_context *ctx, void *p, size_t bytes);
-void iwpp_cuda_host_unregister(iwpp_context *ctx, void *p);
 iwpp_status iwpp_cuda_upload(iwpp_context *ctx, iwpp_buf *dst, const iwpp_image *src);
 iwpp_status iwpp_cuda_download(iwpp_context *ctx, const iwpp_buf *src, iwpp_image *dst);
 iwpp_status iwpp_cuda_download_rows(iwpp_context *ctx, const iwpp_buf *src, int64_t row, iwpp_image *dst);

@@ -591,31 +591,6 @@ extern "C" void iwpp_cuda_host_free(iwpp_context *ctx, void *p)
     cudaGetLastError();
 }
 
-/* The H100 machine: 64 MB of touched memory registers in 1.9 ms and unregisters in 1.3 ms (2 GB:
- * 50 and 35 ms); a 2362^2 window of an 8192-wide U8 image then goes up in 0.14 ms (40 GB/s),
- * against 1.6-2.0 ms from pageable memory (build-probe's hostreg.py, session 23). */
-extern "C" int iwpp_cuda_host_register(iwpp_context *ctx, void *p, size_t bytes)
-{
-    if (!p || !bytes || cu_enter(ctx) != IWPP_OK) {
-        ctx->message[0] = '\0';
-        return 0;
-    }
-    cudaPointerAttributes attr;
-    const bool pinned = cudaPointerGetAttributes(&attr, p) == cudaSuccess && attr.type == cudaMemoryTypeHost;
-    cudaGetLastError();
-    if (pinned) return 2;
-    const cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
-    cudaGetLastError();
-    return e == cudaSuccess ? 1 : 0;
-}
-
-extern "C" void iwpp_cuda_host_unregister(iwpp_context *ctx, void *p)
-{
-    (void)ctx;
-    cudaHostUnregister(p);
-    cudaGetLastError();
-}
-
 extern "C" iwpp_status iwpp_cuda_download(iwpp_context *ctx, const iwpp_buf *src, iwpp_image *dst)
 {
     return transfer(ctx, src->ptr, dst, 0);

@@ -146,13 +146,6 @@ typedef struct iwpp_backend_ops {
      *  fastest (CUDA: page-locked); NULL if it cannot be had. */
     void *(*host_alloc)(iwpp_context *ctx, size_t bytes);
     void (*host_free)(iwpp_context *ctx, void *p);
-    /** Optional (may be NULL): page-locks the caller's memory [p, p + bytes) for every device
-     *  of the backend, so that transfers of views inside it, strided ones too, go straight to
-     *  the DMA engine (the tile scheduler, for the length of one call). Returns 1 if it did
-     *  (host_unregister undoes it), 2 if the memory is page-locked already (nothing to undo),
-     *  0 if it cannot (then nothing changed and no message is set). */
-    int (*host_register)(iwpp_context *ctx, void *p, size_t bytes);
-    void (*host_unregister)(iwpp_context *ctx, void *p);
 
     /* ---- labels (native/ops/labels.c); NULL = IWPP_EUNSUPPORTED on this backend ---- */
     /** Connected components of @p in (U8/U16/F32) into @p labels (U16 or U32), numbered in
@@ -245,7 +238,6 @@ typedef enum iwpp_tune_key {
     IWPP_TUNE_TILES_HOST_THREADS,
     IWPP_TUNE_TILES_COPY_THREADS,
     IWPP_TUNE_TILES_TRACE,
-    IWPP_TUNE_TILES_DIRECT,
     IWPP_TUNE_COUNT
 } iwpp_tune_key;
 

@@ -319,8 +319,6 @@ typedef struct sched {
     iwpp_status st;
     char msg[1024];
     int64_t done;       /* tile runs finished */
-    int direct;         /* J and I are page-locked (tiles.direct): device workers upload their
-                           regions straight from them, no gather */
     FILE *trace;        /* tiles.trace: a line per tile run (bench/tiles_trace.py reads them) */
     double t0;          /* the call's start (iwpp_now_ms) */
 } sched;
@@ -482,7 +480,12 @@ static int copy_nt(const worker *w, size_t bytes)
 
 /* Gather the region of tile k: I (device workers: into their page-locked scratch, which
  * uploads at the link's speed) and the interior of J without a lock, J's halo (the neighbours'
- * frames) under the neighbours' locks. */
+ * frames) under the neighbours' locks. (Session 23 tried the other way, without gathers: J and
+ * I page-locked in place for the call (cudaHostRegister) and each region sent up from them by
+ * 2D DMA, the halo snapshot read back from the device: exact, but slower on the H100 machine,
+ * 8192^2 at 56 MB 30.6-30.8 ms against 19.3-20.8 gathered, 16384^2 at 89 MB 86 against 55-59 ms:
+ * locking 64 MB takes 1.9 ms and unlocking 1.3, on the call's critical path, more than the
+ * gathers cost the workers.) */
 static void gather(worker *w, int64_t k, const int64_t lo[3], const int64_t hi[3], const int64_t rlo[3],
                    const int64_t rhi[3])
 {
@@ -612,26 +615,7 @@ static void dirty_neighbours(sched *s, int64_t k, unsigned dirs)
 
 /* run_region with the device to itself; an error's message goes to w->msg (a twin may use
  * the context next). */
-/* A region [rlo, rhi) of the caller's J (which 0) or I (1), as a strided view. */
-static iwpp_image region_view(const sched *s, int which, const int64_t rlo[3], const int64_t rhi[3])
-{
-    iwpp_image v = which ? *s->I : s->J;
-    v.data = pix(s, which, rlo[0], rlo[1], rlo[2]);
-    v.width = rhi[0] - rlo[0], v.height = rhi[1] - rlo[1], v.depth = rhi[2] - rlo[2];
-    v.stride_y = s->sy[which], v.stride_z = s->sz[which];
-    return v;
-}
-
-static void halo_snapshot(worker *w, int64_t k, const int64_t lo[3], const int64_t hi[3], const int64_t rlo[3],
-                          const int64_t rhi[3]);
-
-/* The device phase of a full run: the region up, clipped, reconstructed, down into w->hj.
- * Gathered (w->hj holds the region): from the page-locked scratch. Direct (s->direct, a device
- * worker): J's and I's regions go up straight from the caller's page-locked arrays, and the
- * halo the device got comes back down first: it is the tile's halo snapshot (the neighbours
- * may write their frames while the DMA engine reads, so only what arrived is known). */
-static iwpp_status run_region_locked(worker *w, int64_t k, const int64_t lo[3], const int64_t hi[3],
-                                     const int64_t rlo[3], const int64_t rhi[3], int direct)
+static iwpp_status run_region_locked(worker *w, const int64_t rlo[3], const int64_t rhi[3])
 {
     sched *s = w->s;
     iwpp_context *c = w->ctx;
@@ -642,26 +626,19 @@ static iwpp_status run_region_locked(worker *w, int64_t k, const int64_t lo[3], 
     w->bj.h = w->bi.h = rh;
     w->bj.d = w->bi.d = rd;
     iwpp_image hj = iwpp_image_3d(w->hj, s->J.type, rw, rh, rd);
-    /* the mask: gathered into page-locked scratch on devices; on the CPU and with direct
-       uploads from the caller's array */
-    iwpp_image hmask = w->hi && !direct ? iwpp_image_3d(w->hi, s->I->type, rw, rh, rd) : region_view(s, 1, rlo, rhi);
+    /* the mask: gathered into page-locked scratch on devices; on the CPU from the caller's array */
+    iwpp_image hi = *s->I;
+    if (w->hi) {
+        hi = iwpp_image_3d(w->hi, s->I->type, rw, rh, rd);
+    } else {
+        hi.data = pix(s, 1, rlo[0], rlo[1], rlo[2]);
+        hi.width = rw, hi.height = rh, hi.depth = rd;
+        hi.stride_y = s->sy[1], hi.stride_z = s->sz[1];
+    }
     iwpp_status st;
     const int64_t overflows = c->stats.overflow_reruns;
-    const int64_t bytes = rw * rh * rd * (int64_t)s->es;
     w->mark[1] = iwpp_now_ms();
-    if (direct) {
-        iwpp_image vj = region_view(s, 0, rlo, rhi);
-        if ((st = ops->upload(c, &w->bj, &vj)) || (st = ops->download(c, &w->bj, &hj))) {
-            snprintf(w->msg, sizeof w->msg, "%s", c->message);
-            return st;
-        }
-        halo_snapshot(w, k, lo, hi, rlo, rhi);
-        w->down += bytes;
-    } else if ((st = ops->upload(c, &w->bj, &hj))) {
-        snprintf(w->msg, sizeof w->msg, "%s", c->message);
-        return st;
-    }
-    if ((st = ops->upload(c, &w->bi, &hmask)) ||
+    if ((st = ops->upload(c, &w->bj, &hj)) || (st = ops->upload(c, &w->bi, &hi)) ||
         (st = ops->pointwise(c, s->mode == IWPP_BY_DILATION ? IWPP_PW_MIN : IWPP_PW_MAX, &w->bj, &w->bj, &w->bi,
                              0)) ||
         ((w->mark[2] = iwpp_now_ms()), (st = ops->reconstruct(c, &w->bj, &w->bi, s->conn, s->mode))) ||
@@ -671,6 +648,7 @@ static iwpp_status run_region_locked(worker *w, int64_t k, const int64_t lo[3], 
     }
     w->mark[4] = iwpp_now_ms();
     w->overflows += c->stats.overflow_reruns - overflows;
+    const int64_t bytes = rw * rh * rd * (int64_t)s->es;
     w->up += 2 * bytes;
     w->down += bytes;
     return IWPP_OK;
@@ -678,14 +656,13 @@ static iwpp_status run_region_locked(worker *w, int64_t k, const int64_t lo[3], 
 
 /* Reconstruct the region held in w->hj / w->hi on the worker's device, in place in w->hj
  * (the CPU backend: its own threads; a device worker's twin waits meanwhile). */
-static iwpp_status run_region(worker *w, int64_t k, const int64_t lo[3], const int64_t hi[3], const int64_t rlo[3],
-                              const int64_t rhi[3], int direct)
+static iwpp_status run_region(worker *w, const int64_t rlo[3], const int64_t rhi[3])
 {
     worker *owner = w->twin_of ? w->twin_of : w;
     const double t0 = iwpp_now_ms();
     pthread_mutex_lock(&owner->dev_lock);
     w->wait_ms += iwpp_now_ms() - t0;
-    iwpp_status st = run_region_locked(w, k, lo, hi, rlo, rhi, direct);
+    iwpp_status st = run_region_locked(w, rlo, rhi);
     pthread_mutex_unlock(&owner->dev_lock);
     return st;
 }
@@ -732,14 +709,6 @@ static void halo_copy_run(void *user, int64_t index, int64_t x0, int64_t y, int6
     const int64_t rw = c->rhi[0] - c->rlo[0], rh = c->rhi[1] - c->rlo[1];
     const unsigned char *src = c->region + (size_t)((x0 - c->rlo[0]) + rw * ((y - c->rlo[1]) + rh * (z - c->rlo[2]))) * es;
     memcpy(c->dst + (size_t)index * es, src, (size_t)count * es);
-}
-
-/* Tile k's halo snapshot (what its re-runs compare with) from the region in w->hj. */
-static void halo_snapshot(worker *w, int64_t k, const int64_t lo[3], const int64_t hi[3], const int64_t rlo[3],
-                          const int64_t rhi[3])
-{
-    halo_copy hc = {w->s, w->s->halo[k], w->hj, rlo, rhi};
-    halo_walk(lo, hi, rlo, rhi, halo_copy_run, &hc);
 }
 
 /* The halo's values now, for a re-run: from J where the neighbour that owns them wrote its
@@ -1045,6 +1014,7 @@ static iwpp_status full_run(worker *w, int64_t k, const int64_t lo[3], const int
                             const int64_t rhi[3])
 {
     sched *s = w->s;
+    gather(w, k, lo, hi, rlo, rhi);
     /* the halo this run sees: re-runs seed from what changed since */
     if (!s->halo[k]) {
         const int64_t nh = halo_walk(lo, hi, rlo, rhi, NULL, NULL);
@@ -1054,20 +1024,10 @@ static iwpp_status full_run(worker *w, int64_t k, const int64_t lo[3], const int
             return IWPP_ENOMEM;
         }
     }
-    const int direct = s->direct && w->ctx->ops->kind != IWPP_BACKEND_CPU;
-    if (direct) {
-        /* the versions of the halo noted before the device reads it: a frame written after the
-           note is news to the next re-run, which then reads it again (the same value, or one
-           the device did not see) */
-        neighbour_locks(s, k, 1);
-        halo_news(s, k, 1);
-        neighbour_locks(s, k, 0);
-    } else {
-        gather(w, k, lo, hi, rlo, rhi);
-        halo_snapshot(w, k, lo, hi, rlo, rhi);
-    }
+    halo_copy hc = {s, s->halo[k], w->hj, rlo, rhi};
+    halo_walk(lo, hi, rlo, rhi, halo_copy_run, &hc);
     w->mark[0] = iwpp_now_ms();
-    iwpp_status st = run_region(w, k, lo, hi, rlo, rhi, direct);
+    iwpp_status st = run_region(w, rlo, rhi);
     if (st == IWPP_OK) scatter_inside(w, lo, hi, rlo, rhi);
     return st;
 }
@@ -1641,57 +1601,10 @@ static void tiles_stats(iwpp_context *ctx, const sched *s, const worker *w, int 
     }
     /* worker time (summed over workers) in full runs (first runs and re-runs that gave up) and in
        host re-runs */
-    snprintf(o->variant, sizeof o->variant, "tiles %lldx%lldx%lld, %d worker%s, %.0f+%.0f ms, %lld full re-run%s%s",
+    snprintf(o->variant, sizeof o->variant, "tiles %lldx%lldx%lld, %d worker%s, %.0f+%.0f ms, %lld full re-run%s",
              (long long)s->g.tsz[0], (long long)s->g.tsz[1], (long long)s->g.tsz[2], nw, nw > 1 ? "s" : "",
-             fms, rms, (long long)s->full_reruns, s->full_reruns == 1 ? "" : "s", s->direct ? ", direct" : "");
+             fms, rms, (long long)s->full_reruns, s->full_reruns == 1 ? "" : "s");
     o->compute_ms = 0.0;
-}
-
-/* Bytes from a view's first pixel to the end of its last. */
-static size_t view_extent(const iwpp_image *im, int64_t sy, int64_t sz)
-{
-    return (size_t)((im->depth - 1) * sz + (im->height - 1) * sy + im->width) * iwpp_type_size(im->type);
-}
-
-/* tiles.direct: 1 (the default): the caller's J and I page-locked for the call where every
- * device worker's backend can (CUDA), so that device workers upload their regions straight from
- * them (s->direct); any failure: the gathered path. 2: straight uploads on any device backend,
- * page-locked where it can (the tests' way to run this path on PoCL). 0: gathered. reg[] says
- * what to undo (direct_end). */
-static void direct_begin(iwpp_context *ctx, sched *s, iwpp_context *const *wc, int nw, int reg[2])
-{
-    reg[0] = reg[1] = 0;
-    const int mode = (int)iwpp_tune_int(ctx, IWPP_TUNE_TILES_DIRECT, 1, 0, 2);
-    iwpp_context *dev = NULL;
-    int can = 1;
-    for (int k = 0; k < nw; ++k) {
-        if (wc[k]->ops->kind == IWPP_BACKEND_CPU) continue;
-        can = can && wc[k]->ops->host_register && wc[k]->ops->host_unregister;
-        if (!dev) dev = wc[k];
-    }
-    if (!dev || mode == 0) return;
-    s->direct = mode == 2;
-    if (!can) return;
-    char *j = s->J.data, *i = s->I->data;
-    const size_t nj = view_extent(&s->J, s->sy[0], s->sz[0]), ni = view_extent(s->I, s->sy[1], s->sz[1]);
-    if (j < i + ni && i < j + nj) return; /* (overlapping views: one region, registered once) */
-    if ((reg[0] = dev->ops->host_register(dev, j, nj)) == 0) return;
-    if ((reg[1] = dev->ops->host_register(dev, i, ni)) == 0) {
-        if (reg[0] == 1) dev->ops->host_unregister(dev, j);
-        reg[0] = 0;
-        return;
-    }
-    s->direct = 1;
-}
-
-static void direct_end(sched *s, iwpp_context *const *wc, int nw, const int reg[2])
-{
-    for (int k = 0; k < nw; ++k) {
-        if (wc[k]->ops->kind == IWPP_BACKEND_CPU) continue;
-        if (reg[0] == 1) wc[k]->ops->host_unregister(wc[k], s->J.data);
-        if (reg[1] == 1) wc[k]->ops->host_unregister(wc[k], s->I->data);
-        break;
-    }
 }
 
 /* Every tile queued for its first run, by anti-diagonals (tiles with equal x + y + z indices;
@@ -1755,16 +1668,14 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
     pthread_cond_init(&s.cv, NULL);
     first_runs_queue(&s);
     s.t0 = iwpp_now_ms();
-    int reg[2];
-    direct_begin(ctx, &s, wc, nw, reg);
     /* (a path longer than a tuning value holds comes from the environment whole) */
     const char *trace = iwpp_tune(ctx, IWPP_TUNE_TILES_TRACE);
     if (!trace) trace = iwpp_env("IWPP_TILES_TRACE");
     if (trace) s.trace = !strcmp(trace, "stderr") ? stderr : fopen(trace, "a");
     if (s.trace)
-        fprintf(s.trace, "tiles %lld %lld %lld grid %lld %lld %lld workers %d threads %d direct %d\n",
-                (long long)s.g.tsz[0], (long long)s.g.tsz[1], (long long)s.g.tsz[2], (long long)s.g.cnt[0],
-                (long long)s.g.cnt[1], (long long)s.g.cnt[2], nw, nthreads, s.direct);
+        fprintf(s.trace, "tiles %lld %lld %lld grid %lld %lld %lld workers %d threads %d\n", (long long)s.g.tsz[0],
+                (long long)s.g.tsz[1], (long long)s.g.tsz[2], (long long)s.g.cnt[0], (long long)s.g.cnt[1],
+                (long long)s.g.cnt[2], nw, nthreads);
     for (int k = 0; k < nw; ++k) {
         wc[k]->device_share = wc[k]->ops->kind == IWPP_BACKEND_CPU ? 0 : device_sharing(wc, nw, k);
         wc[k]->queue_bytes = queue_bytes[k];
@@ -1774,7 +1685,6 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
     for (int k = 0; k < nthreads; ++k)
         if (w[k].started) pthread_join(w[k].thread, NULL);
     for (int k = 0; k < nw; ++k) wc[k]->device_share = 0, wc[k]->queue_bytes = 0;
-    direct_end(&s, wc, nw, reg);
     if (s.trace) {
         fprintf(s.trace, "end %.3f\n", iwpp_now_ms() - s.t0);
         if (s.trace != stderr) fclose(s.trace);

@@ -24,7 +24,6 @@ typedef struct tiling {
     const char *label;
     const char *rerun_pops; /* tuning tiles.rerun_pops; NULL = default */
     const char *host_threads; /* tuning tiles.host_threads; NULL = default */
-    const char *direct;       /* tuning tiles.direct; NULL = default */
 } tiling;
 
 /* Cases whose tiled run had re-runs give up for full runs (tiling "re-runs give up"). */
@@ -35,9 +34,7 @@ static int g_full_reruns;
  * every host re-run giving up after 2 pops for a full run of its tile (handed to a device by
  * the CPU workers) and three host threads taking turns on each worker (set explicitly, the key
  * applies to CPU workers too: under ThreadSanitizer the CPU backend's run checks the threads'
- * sharing of a worker's context); on GPU backends, the device workers' other way of moving a
- * region (tiles.direct: CUDA uploads from the page-locked caller's arrays by default, so the
- * gathered path there; the gathered one elsewhere, so the direct one there). */
+ * sharing of a worker's context). */
 static int tilings(tiling *out, iwpp_type type)
 {
     /* budgets that give regions of a few hundred pixels (tiles.c: the devices count their work
@@ -46,16 +43,12 @@ static int tilings(tiling *out, iwpp_type type)
                                                       : g_backend == IWPP_BACKEND_CUDA ? 2 * es + 1
                                                                                        : 2 * es + 9;
     int n = 0;
-    out[n++] = (tiling){450 * per_px, NULL, "small budget", NULL, NULL, NULL};
+    out[n++] = (tiling){450 * per_px, NULL, "small budget", NULL, NULL};
     const char *list = g_backend == IWPP_BACKEND_CPU ? "cpu*3" : "gpu*2,cpu*2";
     const uint64_t budget = (g_backend == IWPP_BACKEND_CPU ? 1500 : 700) * per_px;
     out[n++] = (tiling){budget, list, g_backend == IWPP_BACKEND_CPU ? "small budget, cpu*3" : "small budget, gpu*2,cpu*2",
-                        NULL, NULL, NULL};
-    out[n++] = (tiling){budget, list, "re-runs give up after 2 pops, 3 host threads", "2", "3", NULL};
-    if (g_backend == IWPP_BACKEND_CUDA)
-        out[n++] = (tiling){budget, list, "regions gathered (tiles.direct 0)", NULL, NULL, "0"};
-    else if (g_backend != IWPP_BACKEND_CPU)
-        out[n++] = (tiling){budget, list, "regions straight from the arrays (tiles.direct 2)", NULL, NULL, "2"};
+                        NULL, NULL};
+    out[n++] = (tiling){budget, list, "re-runs give up after 2 pops, 3 host threads", "2", "3"};
     return n;
 }
 
@@ -67,7 +60,6 @@ static iwpp_context *tiled_context(const harness_config *c, const tiling *t)
     if (st == IWPP_OK && t->workers) st = iwpp_context_set_workers(ctx, t->workers);
     if (st == IWPP_OK && t->rerun_pops) st = iwpp_context_set_tuning(ctx, "tiles.rerun_pops", t->rerun_pops);
     if (st == IWPP_OK && t->host_threads) st = iwpp_context_set_tuning(ctx, "tiles.host_threads", t->host_threads);
-    if (st == IWPP_OK && t->direct) st = iwpp_context_set_tuning(ctx, "tiles.direct", t->direct);
     if (st != IWPP_OK) {
         print_error("cannot set up tiling \"%s\": %s\n", t->label, iwpp_error_message(ctx));
         iwpp_context_destroy(ctx);
@@ -151,14 +143,6 @@ static int run_case(iwpp_type type, odims d, int conn, iwpp_morph_mode mode, con
                 print_error("FAIL: %s: implausible tile figures (%lld runs of %lld tiles, %lld/%lld bytes)\n",
                             what, (long long)stats.tiles, (long long)stats.tile_grid,
                             (long long)stats.bytes_to_device, (long long)stats.bytes_from_device);
-                bad = 1;
-            }
-            /* the direct path where it was asked for (tiled calls: a budget the image exceeds) */
-            const int want_direct = tl[t].direct ? tl[t].direct[0] == '2' : g_backend == IWPP_BACKEND_CUDA;
-            if (!bad && stats.tile_grid > 1 && want_direct != (strstr(stats.variant, ", direct") != NULL)) {
-                print_error("FAIL: %s: regions %s, expected %s (variant \"%s\")\n", what,
-                            want_direct ? "gathered" : "straight from the arrays", want_direct ? "straight" : "gathered",
-                            stats.variant);
                 bad = 1;
             }
             const char *fr = strstr(stats.variant, " full re-run");
@@ -596,7 +580,7 @@ static void test_progress_and_cancel(void **state)
     gen_spiral(d, mask);
     for (int64_t k = 0; k < odims_count(d); ++k) marker[k] = 0, mask[k] *= 100;
     marker[0] = 100;
-    tiling t = {1000, NULL, "budget 1000 B", NULL, NULL, NULL};
+    tiling t = {1000, NULL, "budget 1000 B", NULL, NULL};
     iwpp_context *ctx = tiled_context(&g_cfg[0], &t);
     assert_non_null(ctx);
     timg mk, ms;
