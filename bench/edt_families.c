@@ -107,7 +107,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: edt_families --sizes 1024,8192,256^3 [--backends cuda,opencl,cpu] "
                     "[--families all|name,...] [--reps N] [--threads N] [--csv FILE] [--dump DIR] "
-                    "[--dump-out-max PIXELS] [--spacing hx,hy,hz] [--nearest] [--no-check] [--method exact|danielsson] [--stats]\n"
+                    "[--dump-out-max PIXELS] [--spacing hx,hy,hz] [--nearest] [--no-check] [--method exact|danielsson] [--queue multilevel|atomic|prefixsum] [--stats]\n"
                     "  --stats: also print the last run's items visited, rounds and overflow re-runs\nfamilies:");
     for (int i = 0; i < synth_edt_family_count(); ++i) fprintf(stderr, " %s", synth_edt_family_name(i));
     fprintf(stderr, "\n");
@@ -122,6 +122,7 @@ int main(int argc, char **argv)
     double spacing[3] = {1, 1, 1};
     const double *sp = NULL; /* NULL: unit spacing */
     iwpp_edt_method method = IWPP_EDT_EXACT;
+    int queue = -1; /* --queue: the Danielsson queue's variant (default: the library's) */
     for (int i = 1; i < argc; ++i) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(k, "--no-check")) { check = 0; continue; }
@@ -137,6 +138,12 @@ int main(int argc, char **argv)
         else if (!strcmp(k, "--csv")) csv_path = v;
         else if (!strcmp(k, "--dump")) dump = v;
         else if (!strcmp(k, "--dump-out-max")) dump_out_max = atoll(v);
+        else if (!strcmp(k, "--queue")) {
+            if (!strcmp(v, "multilevel")) queue = IWPP_QUEUE_MULTILEVEL;
+            else if (!strcmp(v, "atomic")) queue = IWPP_QUEUE_ATOMIC;
+            else if (!strcmp(v, "prefixsum")) queue = IWPP_QUEUE_PREFIXSUM;
+            else { usage(); return 2; }
+        }
         else if (!strcmp(k, "--method")) {
             if (!strcmp(v, "exact")) method = IWPP_EDT_EXACT;
             else if (!strcmp(v, "danielsson")) method = IWPP_EDT_DANIELSSON;
@@ -187,6 +194,7 @@ int main(int argc, char **argv)
             continue;
         }
         if (b == IWPP_BACKEND_CPU && threads > 0) iwpp_context_set_threads(ctxs[nb], threads);
+        if (queue >= 0) iwpp_context_set_queue_variant(ctxs[nb], (iwpp_queue_variant)queue);
         iwpp_device_info di;
         if (b != IWPP_BACKEND_CPU && iwpp_device_info_get(b, 0, &di) == IWPP_OK)
             printf("# %s device 0: %s\n", bk_tok[i], di.name);
