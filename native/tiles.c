@@ -292,8 +292,9 @@ typedef struct sched {
     /* Frame versions: fver[27 n + b] counts tile n's writes of frame pixels that its neighbour
        in direction b sees (under n's lock); seen[27 k + b] is the count of the neighbour in
        direction b (for its side facing k) when k last read its halo. A re-run reads only the
-       halo parts whose neighbour wrote since: a side column is a cache line a row (the H100
-       machine: re-runs that popped nothing took 0.1-2 ms, most of the tail of a tiled call). */
+       halo parts whose neighbour wrote since: a side column is a cache line a row. (Made for
+       the re-runs that popped nothing and still took 0.1-2 ms on the H100 machine; whole calls
+       did not move, 21-22 ms at 8192^2 and 56 MB, so those reads were not what they cost.) */
     uint32_t *fver, *seen;
     /* per tile: a tile's frame (the pixels its neighbours see in their halos) is written under
        its lock and read under it; s->lock guards the scheduler's state. (One lock for both
@@ -1036,10 +1037,11 @@ static iwpp_status full_run(worker *w, int64_t k, const int64_t lo[3], const int
  * twins follow the workers), tile, run (0 first), kind (full / host / host+full: a re-run handed
  * over), picked, host re-run end (= start of the full run), and for a full run: gathered, device
  * held, uploaded, reconstructed, downloaded, written back; then the re-run's pops. */
-static void trace_line(sched *s, const worker *w, int64_t k, int full, double t_pick, double t_full, int64_t pops)
+static void trace_line(sched *s, const worker *w, int64_t k, int host, int full, double t_pick, double t_full,
+                       int64_t pops)
 {
     const double z = s->t0, now = iwpp_now_ms();
-    const char *kind = !full ? "host" : t_full != t_pick ? "host+full" : "full";
+    const char *kind = !full ? "host" : host ? "host+full" : "full";
     fprintf(s->trace, "tile %d %lld %lld %s %.3f %.3f", w->index, (long long)k, (long long)s->runs[k], kind,
             t_pick - z, t_full - z);
     if (full)
@@ -1085,6 +1087,7 @@ static void *worker_main(void *arg)
         double t0 = iwpp_now_ms();
         const double t_pick = t0;
         const int64_t pops0 = w->rerun_pops;
+        const int host = !full; /* a host re-run first (it may hand over to a full run) */
         if (!full) {
             dirs = rerun_on_host(w, k, lo, hi, rlo, rhi, limit_ms, s->pop_cap);
             if (dirs & (1u << 31)) {
@@ -1117,7 +1120,7 @@ static void *worker_main(void *arg)
         w->first_ms += full_ms;
 
         pthread_mutex_lock(&s->lock);
-        if (s->trace) trace_line(s, w, k, full, t_pick, t0, w->rerun_pops - pops0);
+        if (s->trace) trace_line(s, w, k, host, full, t_pick, t0, w->rerun_pops - pops0);
         s->running--;
         if (st != IWPP_OK) {
             if (!s->stop) {

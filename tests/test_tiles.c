@@ -593,6 +593,31 @@ static void test_progress_and_cancel(void **state)
     assert_int_equal(iwpp_reconstruct(ctx, &mk.v, &ms.v, 4, IWPP_BY_DILATION), IWPP_OK);
     assert_true(g_calls >= 1);
     assert_true(g_last == 1.0);
+    /* tiles.trace: a header line, a line per tile run (as many as the stats count), an end line */
+    char path[32];
+    snprintf(path, sizeof path, "iwpp_trace_%s.txt", iwpp_backend_name(g_backend));
+    remove(path);
+    assert_int_equal(iwpp_context_set_tuning(ctx, "tiles.trace", path), IWPP_OK);
+    timg_load(&mk, marker);
+    assert_int_equal(iwpp_reconstruct(ctx, &mk.v, &ms.v, 4, IWPP_BY_DILATION), IWPP_OK);
+    assert_int_equal(iwpp_context_set_tuning(ctx, "tiles.trace", ""), IWPP_OK);
+    iwpp_stats ts;
+    iwpp_context_stats(ctx, &ts);
+    FILE *tf = fopen(path, "r");
+    assert_non_null(tf);
+    char line[512];
+    int64_t heads = 0, runs = 0, ends = 0;
+    while (fgets(line, sizeof line, tf)) {
+        heads += strncmp(line, "tiles ", 6) == 0;
+        runs += strncmp(line, "tile ", 5) == 0;
+        ends += strncmp(line, "end ", 4) == 0;
+    }
+    fclose(tf);
+    remove(path);
+    assert_int_equal(heads, 1);
+    assert_int_equal(ends, 1);
+    assert_true(ts.tiles > 0);
+    assert_int_equal(runs, ts.tiles);
     timg_load(&mk, marker);
     assert_int_equal(iwpp_context_set_progress(ctx, cancel_at_once, NULL), IWPP_OK);
     iwpp_status st = iwpp_reconstruct(ctx, &mk.v, &ms.v, 4, IWPP_BY_DILATION);
