@@ -20,6 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 #ifdef IWPP_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -38,6 +41,24 @@ static uint64_t parse_bytes(const char *s)
     default: break;
     }
     return (uint64_t)v;
+}
+
+/* --huge: the host arrays on transparent huge pages (madvise before the first touch; Debian and
+ * Ubuntu default to THP "madvise", so ordinary malloc'd arrays get 4 KiB pages). A tile's rows
+ * of a wide image are a page each: with 4 KiB pages every row of a tile is a TLB miss. */
+static int g_huge;
+
+static void *host_alloc(size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (g_huge) {
+        const size_t al = (size_t)2 << 20, n = (bytes + al - 1) / al * al;
+        void *p = aligned_alloc(al, n);
+        if (p) madvise(p, n, MADV_HUGEPAGE);
+        return p;
+    }
+#endif
+    return malloc(bytes);
 }
 
 /* Split a comma list (in place); returns the count. */
@@ -253,6 +274,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--marker") && v && (!strcmp(v, "tissue") || !strcmp(v, "corner") || !strcmp(v, "spiral"))) marker_kind = v, ++i;
         else if (!strcmp(a, "--stage") && v) snprintf(stages, sizeof stages, "%s", v), ++i;
         else if (!strcmp(a, "--no-bandwidth")) bw = 0;
+        else if (!strcmp(a, "--huge")) g_huge = 1;
         else if (!strcmp(a, "--edt")) do_edt = 1;
         else if (!strcmp(a, "--edt-only")) do_edt = edt_only = 1;
         else {
@@ -261,7 +283,8 @@ int main(int argc, char **argv)
                     "                   [--workers \"gpu*2;gpu,cpu*8\"] (lists separated by ';')\n"
                     "                   [--edt-only] [--wlimit BYTES (budget of the --workers runs)] [--reps N] [--device D] [--edt]\n"
                     "                   [--stage \"threads,chunk,buffers,nt;...\"] (CUDA staging of extra in-memory runs; nt: 1 streaming stores, 0 memcpy)\n"
-                    "                   [--no-bandwidth] [--marker tissue|corner|spiral]\n");
+                    "                   [--no-bandwidth] [--marker tissue|corner|spiral]\n"
+                    "                   [--huge] (host arrays on transparent huge pages)\n");
             return 1;
         }
     }
@@ -280,8 +303,8 @@ int main(int argc, char **argv)
     for (int s = 0; s < nsz; ++s) {
         int64_t n = atoll(sz[s]);
         int64_t px = n * n;
-        uint8_t *mask = malloc((size_t)px), *marker = malloc((size_t)px), *ref = malloc((size_t)px),
-                *work = malloc((size_t)px);
+        uint8_t *mask = host_alloc((size_t)px), *marker = host_alloc((size_t)px), *ref = host_alloc((size_t)px),
+                *work = host_alloc((size_t)px);
         if (!mask || !marker || !ref || !work) {
             printf("%lld^2: out of host memory\n", (long long)n);
             return 1;
@@ -366,7 +389,7 @@ int main(int argc, char **argv)
         if (do_edt) {
             /* exact EDT of a nuclei mask: in memory, then with each budget (tiles), compared */
             uint8_t *bin = mask; /* reuse */
-            float *dist = malloc((size_t)px * sizeof(float)), *dref = malloc((size_t)px * sizeof(float));
+            float *dist = host_alloc((size_t)px * sizeof(float)), *dref = host_alloc((size_t)px * sizeof(float));
             if (dist && dref && synth_nuclei(bin, n, n, 1, 1) == 0) {
                 for (int c = -1; c < nlim + nst + nwk; ++c) {
                     iwpp_context *ctx = NULL;

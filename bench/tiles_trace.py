@@ -2,7 +2,7 @@
 """Summary of a tiled reconstruction's trace (tuning key tiles.trace, native/tiles.c: a line per
 tile run). For each call in the file: wall time, runs by kind, the time summed over runs in each
 phase of a full run (gather, waiting for the device, upload + clip, reconstruct, download, write
-back) and in host re-runs, when the first runs were all done, and how busy the device phases kept
+back) and in host re-runs (and their phases: locks, halo copy, seeding, queue), when the first runs were all done, and how busy the device phases kept
 the workers (the union of their reconstruct intervals, and of upload..download).
 
     python3 bench/tiles_trace.py TRACE_FILE
@@ -26,6 +26,8 @@ def report(head, runs, end):
     kinds = {}
     ph = [0.0] * 6
     host_ms = pops = 0.0
+    rph = [0.0] * 4  # host re-runs: neighbours' locks, halo copy, seeding, queue
+    seeds = 0
     first_done = 0.0
     rec, dev = [], []
     workers = {}
@@ -34,6 +36,13 @@ def report(head, runs, end):
         kinds[kind] = kinds.get(kind, 0) + 1
         host_ms += tf - tp
         pops += int(r[12])
+        if kind != "full" and len(r) >= 17 and r[13] != "-":
+            # (kind host+full: the re-run ends where the full run starts)
+            r_end = tf if kind == "host+full" else float(r[11])
+            m = [float(x) for x in r[14:17]]
+            for i, (a, b) in enumerate(zip([tp] + m, m + [r_end])):
+                rph[i] += b - a
+            seeds += int(r[13])
         t_end = float(r[11])
         workers[w] = workers.get(w, 0.0) + t_end - tp
         if kind != "host":
@@ -50,6 +59,10 @@ def report(head, runs, end):
     names = ["gather", "wait device", "upload+clip", "reconstruct", "download", "write back"]
     print("  full runs, summed: " + ", ".join("%s %.1f" % (a, b) for a, b in zip(names, ph)) + " ms")
     print("  host re-runs, summed: %.1f ms, %d pops (%.3f us a pop)" % (host_ms, pops, 1e3 * host_ms / pops if pops else 0))
+    if seeds:
+        print("  host re-runs' phases, summed: waiting for the neighbours' locks %.1f, halo copy %.1f, seeding %.1f "
+              "(%d changed halo pixels, %.3f us each), queue %.1f ms (%.3f us a pop)"
+              % (rph[0], rph[1], rph[2], seeds, 1e3 * rph[2] / seeds, rph[3], 1e3 * rph[3] / pops if pops else 0))
     print("  device: reconstruct busy %.2f ms of %.2f (union), upload..download busy %.2f" % (union(rec), end, union(dev)))
     print("  worker busy (ms): " + " ".join("%d:%.1f" % (w, t) for w, t in sorted(workers.items())))
 

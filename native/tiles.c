@@ -39,6 +39,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,16 @@
 #else
 #define IWPP_TILES_OMP(x)
 #endif
+
+/* A hint to fetch the cache line at address @p a (an integer: it may lie past the image, where a
+ * prefetch does nothing). The host re-runs walk a tile's columns and its wavefronts, a new row of
+ * J and of I for each pixel: one cache miss after another, unless fetched ahead. */
+#if defined(__GNUC__) || defined(__clang__)
+#define IWPP_PREFETCH(a) __builtin_prefetch((const void *)(uintptr_t)(a))
+#else
+#define IWPP_PREFETCH(a) ((void)(a))
+#endif
+#define SEED_AHEAD 8 /* rows: a halo column's pixels fetched ahead */
 
 /* ------------------------------------------------------------------------ */
 /* worker lists                                                             */
@@ -276,6 +287,13 @@ static void grid_make(grid *g, const iwpp_image *im, double max_pixels)
 
 enum { T_IDLE = 0, T_QUEUED, T_RUNNING, T_RUNNING_DIRTY };
 
+/* A tile's lock, 128 bytes apart from the next: neighbours take theirs side by side, and locks
+ * sharing a cache line would pass it between cores at every frame write. */
+typedef union tile_lock {
+    pthread_mutex_t m;
+    char pad[128];
+} tile_lock;
+
 typedef struct sched {
     pthread_mutex_t lock;
     pthread_cond_t cv;
@@ -299,7 +317,7 @@ typedef struct sched {
     /* per tile: a tile's frame (the pixels its neighbours see in their halos) is written under
        its lock and read under it; s->lock guards the scheduler's state. (One lock for both
        made each re-run pop cost 0.2 -> 0.7 us with 3 -> 7 workers on the H100.) */
-    pthread_mutex_t *tl;
+    tile_lock *tl;
     int tl_made;
     /* queued tiles: [0] full runs: never run yet, or handed over by a long re-run (a device's
        work), [1] to run again (host queue work);
@@ -344,6 +362,9 @@ typedef struct worker {
     double wait_ms;            /* of the current full run, waiting for dev_lock */
     double mark[5];            /* tiles.trace: the current full run's gathered, device held,
                                   uploaded (and clipped), reconstructed, downloaded times */
+    double rmark[3];           /* tiles.trace: the current host re-run's neighbours locked, halo
+                                  copied, seeds offered times */
+    int64_t rseeds;            /* tiles.trace: the halo pixels that changed for it */
     char msg[1024];            /* an error of this thread ("" = see ctx->message) */
     pthread_t thread;
     int started;
@@ -462,7 +483,7 @@ static void neighbour_locks(sched *s, int64_t k, int on)
                 if ((!dx && !dy && !dz) || n[0] < 0 || n[1] < 0 || n[2] < 0 || n[0] >= g->cnt[0] ||
                     n[1] >= g->cnt[1] || n[2] >= g->cnt[2])
                     continue;
-                pthread_mutex_t *m = &s->tl[n[0] + g->cnt[0] * (n[1] + g->cnt[1] * n[2])];
+                pthread_mutex_t *m = &s->tl[n[0] + g->cnt[0] * (n[1] + g->cnt[1] * n[2])].m;
                 if (on)
                     pthread_mutex_lock(m);
                 else
@@ -513,6 +534,10 @@ static void gather(worker *w, int64_t k, const int64_t lo[3], const int64_t hi[3
             if (!interior_row(lo, hi, y, z)) {
                 memcpy(w->hj + off, pix(s, 0, rlo[0], y, z), (size_t)rw * es);
             } else {
+                if (y + SEED_AHEAD < hi[1]) {
+                    IWPP_PREFETCH(pix(s, 0, rlo[0], y + SEED_AHEAD, z));
+                    IWPP_PREFETCH(pix(s, 0, rhi[0] - 1, y + SEED_AHEAD, z));
+                }
                 if (rlo[0] < lo[0]) memcpy(w->hj + off, pix(s, 0, rlo[0], y, z), es);
                 if (rhi[0] > hi[0])
                     memcpy(w->hj + off + (size_t)(rhi[0] - 1 - rlo[0]) * es, pix(s, 0, rhi[0] - 1, y, z), es);
@@ -727,6 +752,7 @@ static void halo_news_copy_run(void *user, int64_t index, int64_t x0, int64_t y,
     halo_news_copy *c = user;
     const size_t es = c->s->es;
     const int dy = y < c->lo[1] ? -1 : y >= c->hi[1] ? 1 : 0, dz = z < c->lo[2] ? -1 : z >= c->hi[2] ? 1 : 0;
+    if (count == 1 && !dy && !dz && y + SEED_AHEAD < c->hi[1]) IWPP_PREFETCH(pix(c->s, 0, x0, y + SEED_AHEAD, z));
     /* a whole halo row spans up to three neighbours: before, over and after the interior */
     for (int64_t x = x0; x < x0 + count;) {
         const int dx = x < c->lo[0] ? -1 : x >= c->hi[0] ? 1 : 0;
@@ -848,10 +874,10 @@ static int offer(rerun *r, int64_t x, int64_t y, int64_t z, double v)
     if (r->dil ? !(cur < nv) : !(cur > nv)) return 1;
     if (on_frame(r, x, y, z)) {
         const unsigned dirs = pixel_dirs(s, r->lo, r->hi, x, y, z);
-        pthread_mutex_lock(&s->tl[r->k]);
+        pthread_mutex_lock(&s->tl[r->k].m);
         store(jp, t, nv);
         frame_written(s, r->k, dirs);
-        pthread_mutex_unlock(&s->tl[r->k]);
+        pthread_mutex_unlock(&s->tl[r->k].m);
         r->dirs |= dirs;
     } else {
         store(jp, t, nv);
@@ -864,6 +890,7 @@ typedef struct seed_walk {
     const unsigned char *now;
     unsigned char *snap;
     int ok;
+    int64_t seeds; /* changed halo pixels */
 } seed_walk;
 
 static void seed_changed(void *user, int64_t index, int64_t x0, int64_t y, int64_t z, int64_t count)
@@ -872,11 +899,17 @@ static void seed_changed(void *user, int64_t index, int64_t x0, int64_t y, int64
     rerun *r = sw->r;
     const sched *s = r->w->s;
     const size_t es = s->es;
+    if (count == 1 && y + SEED_AHEAD < r->hi[1]) {
+        /* a column of the halo: its interior neighbours SEED_AHEAD rows on, in J and I */
+        IWPP_PREFETCH(pix(s, 0, x0, y + SEED_AHEAD, z));
+        IWPP_PREFETCH(pix(s, 1, x0, y + SEED_AHEAD, z));
+    }
     for (int64_t j = 0; j < count && sw->ok; ++j) {
         const unsigned char *nv = sw->now + (size_t)(index + j) * es;
         unsigned char *old = sw->snap + (size_t)(index + j) * es;
         if (memcmp(nv, old, es) == 0) continue;
         memcpy(old, nv, es);
+        sw->seeds++;
         const int64_t x = x0 + j;
         double v = load(nv, s->J.type), m = load(pix(s, 1, x, y, z), s->J.type);
         v = r->dil ? (v < m ? v : m) : (v > m ? v : m);
@@ -918,6 +951,7 @@ IWPP_DEEP_POP(uint16_t, deep_pop_u16)
 IWPP_DEEP_POP(float, deep_pop_f32)
 #undef IWPP_DEEP_POP
 
+#define QUEUE_AHEAD 8 /* items */
 #define RERUN_OVER (1u << 30) /* rerun_on_host gave up: the tile wants a full run */
 
 /*
@@ -958,12 +992,16 @@ static unsigned rerun_on_host(worker *w, int64_t k, const int64_t lo[3], const i
     unsigned char *now = malloc((size_t)(nh > 0 ? nh : 1) * s->es);
     if (!now) return 1u << 31;
     neighbour_locks(s, k, 1);
+    w->rmark[0] = iwpp_now_ms();
     halo_news_copy hc = {s, now, s->halo[k], lo, hi, halo_news(s, k, 1)};
     halo_walk(lo, hi, rlo, rhi, halo_news_copy_run, &hc);
     neighbour_locks(s, k, 0);
-    seed_walk sw = {&r, now, s->halo[k], ok};
+    w->rmark[1] = iwpp_now_ms();
+    seed_walk sw = {&r, now, s->halo[k], ok, 0};
     halo_walk(lo, hi, rlo, rhi, seed_changed, &sw);
     ok = sw.ok;
+    w->rmark[2] = iwpp_now_ms();
+    w->rseeds = sw.seeds;
     free(now);
     /* the queue phase inside the interior */
     const int64_t W = s->g.dim[0], H = s->g.dim[1];
@@ -977,8 +1015,21 @@ static unsigned rerun_on_host(worker *w, int64_t k, const int64_t lo[3], const i
     const int64_t dlo[3] = {lo[0] + 2, lo[1] + 2, r.is3d ? lo[2] + 2 : lo[2]};
     const int64_t dhi[3] = {hi[0] - 2, hi[1] - 2, r.is3d ? hi[2] - 2 : hi[2]};
     const int64_t WH = W * H;
+    /* (dense J and I: an item's offset in them is its index, so it can be fetched ahead) */
+    const int dense = s->sy[0] == W && s->sy[1] == W && s->sz[0] == WH && s->sz[1] == WH;
+    const uintptr_t jb = (uintptr_t)s->J.data, ib = (uintptr_t)s->I->data, row = (uintptr_t)W * s->es;
     unsigned over = 0;
     while (ok && r.q.n > 0) {
+        if (dense && r.q.n > QUEUE_AHEAD) {
+            /* the rows around the item QUEUE_AHEAD places on, in J and I */
+            const uintptr_t a = (uintptr_t)r.q.v[(r.q.head + QUEUE_AHEAD) & (r.q.cap - 1)] * s->es;
+            IWPP_PREFETCH(jb + a - row);
+            IWPP_PREFETCH(jb + a);
+            IWPP_PREFETCH(jb + a + row);
+            IWPP_PREFETCH(ib + a - row);
+            IWPP_PREFETCH(ib + a);
+            IWPP_PREFETCH(ib + a + row);
+        }
         if (pop_cap > 0 ? r.pops >= pop_cap
                         : limit_ms > 0 && (r.pops & 1023) == 1023 && iwpp_now_ms() - t0 > limit_ms) {
             over = RERUN_OVER;
@@ -1036,7 +1087,9 @@ static iwpp_status full_run(worker *w, int64_t k, const int64_t lo[3], const int
 /* tiles.trace: one line per tile run, times in ms from the call's start: worker (its index;
  * twins follow the workers), tile, run (0 first), kind (full / host / host+full: a re-run handed
  * over), picked, host re-run end (= start of the full run), and for a full run: gathered, device
- * held, uploaded, reconstructed, downloaded, written back; then the re-run's pops. */
+ * held, uploaded, reconstructed, downloaded, written back; then the re-run's pops, and for a
+ * re-run the halo pixels that changed for it, when it held its neighbours' locks, had copied the
+ * halo and had offered the changed pixels (its seeding; the rest is the queue). */
 static void trace_line(sched *s, const worker *w, int64_t k, int host, int full, double t_pick, double t_full,
                        int64_t pops)
 {
@@ -1049,7 +1102,12 @@ static void trace_line(sched *s, const worker *w, int64_t k, int host, int full,
                 w->mark[3] - z, w->mark[4] - z, now - z);
     else
         fprintf(s->trace, " - - - - - %.3f", now - z);
-    fprintf(s->trace, " %lld\n", (long long)pops);
+    fprintf(s->trace, " %lld", (long long)pops);
+    if (host)
+        fprintf(s->trace, " %lld %.3f %.3f %.3f\n", (long long)w->rseeds, w->rmark[0] - z, w->rmark[1] - z,
+                w->rmark[2] - z);
+    else
+        fprintf(s->trace, " - - - -\n");
 }
 
 static void *worker_main(void *arg)
@@ -1108,10 +1166,10 @@ static void *worker_main(void *arg)
         if (full && st == IWPP_OK) {
             st = full_run(w, k, lo, hi, rlo, rhi);
             if (st == IWPP_OK) {
-                pthread_mutex_lock(&s->tl[k]);
+                pthread_mutex_lock(&s->tl[k].m);
                 const unsigned fd = scatter_frame(w, lo, hi, rlo, rhi);
                 frame_written(s, k, fd);
-                pthread_mutex_unlock(&s->tl[k]);
+                pthread_mutex_unlock(&s->tl[k].m);
                 dirs |= fd;
             }
         }
@@ -1457,7 +1515,7 @@ static int sched_alloc(sched *s)
     if (!s->state || !s->runs || !s->ring[0] || !s->ring[1] || !s->halo || !s->full || !s->tl || !s->fver ||
         !s->seen)
         return -1;
-    for (int64_t k = 0; k < ntiles; ++k) pthread_mutex_init(&s->tl[k], NULL);
+    for (int64_t k = 0; k < ntiles; ++k) pthread_mutex_init(&s->tl[k].m, NULL);
     s->tl_made = 1;
     return 0;
 }
@@ -1475,7 +1533,7 @@ static void sched_free(sched *s)
     free(s->ring[0]);
     free(s->ring[1]);
     if (s->tl_made)
-        for (int64_t k = 0; k < s->g.n; ++k) pthread_mutex_destroy(&s->tl[k]);
+        for (int64_t k = 0; k < s->g.n; ++k) pthread_mutex_destroy(&s->tl[k].m);
     free(s->tl);
 }
 
