@@ -308,11 +308,12 @@ typedef struct sched {
     int32_t *runs;
     unsigned char **halo; /* per tile: its halo's values at its last run (canonical order) */
     /* Frame versions: fver[27 n + b] counts tile n's writes of frame pixels that its neighbour
-       in direction b sees (under n's lock); seen[27 k + b] is the count of the neighbour in
-       direction b (for its side facing k) when k last read its halo. A re-run reads only the
-       halo parts whose neighbour wrote since: a side column is a cache line a row. (Made for
-       the re-runs that popped nothing and still took 0.1-2 ms on the H100 machine; whole calls
-       did not move, 21-22 ms at 8192^2 and 56 MB, so those reads were not what they cost.) */
+       in direction b sees (bumped under n's lock, atomically: a re-run reads them without the
+       locks first); seen[27 k + b] is the count of the neighbour in direction b (for its side
+       facing k) when k last read its halo. A re-run locks and reads only the neighbours that
+       wrote since: a side column is a cache line a row, and each lock it takes keeps up to
+       eight other tiles from their halos. (Session 24's trace of the H100 machine at 8192^2
+       and 56 MB: the re-runs waited 27 ms a call, summed, for all eight neighbours' locks.) */
     uint32_t *fver, *seen;
     /* per tile: a tile's frame (the pixels its neighbours see in their halos) is written under
        its lock and read under it; s->lock guards the scheduler's state. (One lock for both
@@ -451,44 +452,39 @@ static int64_t neighbour_at(const grid *g, int64_t k, int b)
 static void frame_written(sched *s, int64_t n, unsigned dirs)
 {
     for (int b = 0; b < 27; ++b)
-        if (dirs & (1u << b)) s->fver[27 * n + b]++;
+        if (dirs & (1u << b)) __atomic_fetch_add(&s->fver[27 * n + b], 1u, __ATOMIC_RELAXED);
 }
 
 /* Under the neighbours' locks: which of tile k's neighbours wrote the side k sees since k last
  * read its halo (bit b); @p note: remember their counts as read now. */
-static unsigned halo_news(sched *s, int64_t k, int note)
+#define ALL_DIRS 0x7ffffffu
+static unsigned halo_news(sched *s, int64_t k, unsigned dirs, int note)
 {
     unsigned news = 0;
     for (int b = 0; b < 27; ++b) {
         const int64_t n = neighbour_at(&s->g, k, b);
-        if (n < 0) continue;
-        const uint32_t v = s->fver[27 * n + (26 - b)]; /* (k is in direction 26 - b from n) */
+        if (n < 0 || !(dirs & (1u << b))) continue;
+        /* (k is in direction 26 - b from n) */
+        const uint32_t v = __atomic_load_n(&s->fver[27 * n + (26 - b)], __ATOMIC_RELAXED);
         if (v != s->seen[27 * k + b]) news |= 1u << b;
         if (note) s->seen[27 * k + b] = v;
     }
     return news;
 }
 
-/* Lock (@p on) or unlock the tiles whose frames tile k's halo holds, its neighbours, in
- * ascending index order: whoever takes several tile locks takes them so, and whoever holds
- * one tile lock takes no other (no deadlock). */
-static void neighbour_locks(sched *s, int64_t k, int on)
+/* Lock (@p on) or unlock the neighbours of tile k in directions @p dirs (ALL_DIRS: every tile
+ * whose frame k's halo holds), in ascending index order: whoever takes several tile locks takes
+ * them so, and whoever holds one tile lock takes no other (no deadlock). */
+static void neighbour_locks(sched *s, int64_t k, unsigned dirs, int on)
 {
-    const grid *g = &s->g;
-    const int64_t c[3] = {k % g->cnt[0], (k / g->cnt[0]) % g->cnt[1], k / (g->cnt[0] * g->cnt[1])};
-    for (int64_t dz = -1; dz <= 1; ++dz)
-        for (int64_t dy = -1; dy <= 1; ++dy)
-            for (int64_t dx = -1; dx <= 1; ++dx) {
-                const int64_t n[3] = {c[0] + dx, c[1] + dy, c[2] + dz};
-                if ((!dx && !dy && !dz) || n[0] < 0 || n[1] < 0 || n[2] < 0 || n[0] >= g->cnt[0] ||
-                    n[1] >= g->cnt[1] || n[2] >= g->cnt[2])
-                    continue;
-                pthread_mutex_t *m = &s->tl[n[0] + g->cnt[0] * (n[1] + g->cnt[1] * n[2])].m;
-                if (on)
-                    pthread_mutex_lock(m);
-                else
-                    pthread_mutex_unlock(m);
-            }
+    for (int b = 0; b < 27; ++b) {
+        const int64_t n = neighbour_at(&s->g, k, b);
+        if (n < 0 || !(dirs & (1u << b))) continue;
+        if (on)
+            pthread_mutex_lock(&s->tl[n].m);
+        else
+            pthread_mutex_unlock(&s->tl[n].m);
+    }
 }
 
 /* Host threads for a copy of @p bytes: one per 512 KiB, at most the worker's share of the cores
@@ -526,8 +522,8 @@ static void gather(worker *w, int64_t k, const int64_t lo[3], const int64_t hi[3
                              (size_t)(hi[0] - lo[0]) * es);
         if (hmask) iwpp_stream_copy(hmask + off, pix(s, 1, rlo[0], y, z), (size_t)rw * es);
     }
-    neighbour_locks(s, k, 1);
-    halo_news(s, k, 1); /* (the versions of the halo this run sees) */
+    neighbour_locks(s, k, ALL_DIRS, 1);
+    halo_news(s, k, ALL_DIRS, 1); /* (the versions of the halo this run sees) */
     for (int64_t z = rlo[2]; z < rhi[2]; ++z)
         for (int64_t y = rlo[1]; y < rhi[1]; ++y) {
             size_t off = (size_t)((y - rlo[1]) + (z - rlo[2]) * rh) * (size_t)rw * es;
@@ -543,7 +539,7 @@ static void gather(worker *w, int64_t k, const int64_t lo[3], const int64_t hi[3
                     memcpy(w->hj + off + (size_t)(rhi[0] - 1 - rlo[0]) * es, pix(s, 0, rhi[0] - 1, y, z), es);
             }
         }
-    neighbour_locks(s, k, 0);
+    neighbour_locks(s, k, ALL_DIRS, 0);
 }
 
 /* Is (y, z) an outer row of the interior (every pixel of it on the frame)? */
@@ -991,11 +987,16 @@ static unsigned rerun_on_host(worker *w, int64_t k, const int64_t lo[3], const i
     const int64_t nh = halo_walk(lo, hi, rlo, rhi, NULL, NULL);
     unsigned char *now = malloc((size_t)(nh > 0 ? nh : 1) * s->es);
     if (!now) return 1u << 31;
-    neighbour_locks(s, k, 1);
+    /* Only the neighbours whose frames changed since (their versions, read without their
+       locks) are locked and read; the rest of the halo is the last read's. A neighbour that
+       writes after the versions were read marks this tile dirty when its run ends, so that
+       write is read by the next re-run. */
+    const unsigned peek = halo_news(s, k, ALL_DIRS, 0);
+    neighbour_locks(s, k, peek, 1);
     w->rmark[0] = iwpp_now_ms();
-    halo_news_copy hc = {s, now, s->halo[k], lo, hi, halo_news(s, k, 1)};
+    halo_news_copy hc = {s, now, s->halo[k], lo, hi, halo_news(s, k, peek, 1)};
     halo_walk(lo, hi, rlo, rhi, halo_news_copy_run, &hc);
-    neighbour_locks(s, k, 0);
+    neighbour_locks(s, k, peek, 0);
     w->rmark[1] = iwpp_now_ms();
     seed_walk sw = {&r, now, s->halo[k], ok, 0};
     halo_walk(lo, hi, rlo, rhi, seed_changed, &sw);
