@@ -307,14 +307,15 @@ typedef struct sched {
     unsigned char *state;
     int32_t *runs;
     unsigned char **halo; /* per tile: its halo's values at its last run (canonical order) */
-    /* Frame versions: fver[27 n + b] counts tile n's writes of frame pixels that its neighbour
-       in direction b sees (bumped under n's lock, atomically: a re-run reads them without the
-       locks first); seen[27 k + b] is the count of the neighbour in direction b (for its side
-       facing k) when k last read its halo. A re-run locks and reads only the neighbours that
+    /* Frame versions: fver[FVER_STRIDE n + b] counts tile n's writes of frame pixels that its
+       neighbour in direction b sees (bumped under n's lock, atomically: a re-run reads them
+       without the locks first); seen[27 k + b] is the count of the neighbour in direction b
+       (for its side facing k) when k last read its halo. A re-run locks and reads only the neighbours that
        wrote since: a side column is a cache line a row, and each lock it takes keeps up to
        eight other tiles from their halos. (Session 24's trace of the H100 machine at 8192^2
        and 56 MB: the re-runs waited 27 ms a call, summed, for all eight neighbours' locks.) */
     uint32_t *fver, *seen;
+#define FVER_STRIDE 32 /* counts per tile: 128 bytes, no cache line shared with a neighbour's */
     /* per tile: a tile's frame (the pixels its neighbours see in their halos) is written under
        its lock and read under it; s->lock guards the scheduler's state. (One lock for both
        made each re-run pop cost 0.2 -> 0.7 us with 3 -> 7 workers on the H100.) */
@@ -452,11 +453,15 @@ static int64_t neighbour_at(const grid *g, int64_t k, int b)
 static void frame_written(sched *s, int64_t n, unsigned dirs)
 {
     for (int b = 0; b < 27; ++b)
-        if (dirs & (1u << b)) __atomic_fetch_add(&s->fver[27 * n + b], 1u, __ATOMIC_RELAXED);
+        if (dirs & (1u << b)) { /* (one writer, under its lock: no read-modify-write needed) */
+            uint32_t *v = &s->fver[FVER_STRIDE * n + b];
+            __atomic_store_n(v, __atomic_load_n(v, __ATOMIC_RELAXED) + 1u, __ATOMIC_RELAXED);
+        }
 }
 
-/* Under the neighbours' locks: which of tile k's neighbours wrote the side k sees since k last
- * read its halo (bit b); @p note: remember their counts as read now. */
+/* Which of tile k's neighbours in directions @p dirs wrote the side k sees since k last read its
+ * halo (bit b). Without their locks a hint (rerun_on_host); under them, with @p note, the counts
+ * as read now are remembered with the halo read beside them. */
 #define ALL_DIRS 0x7ffffffu
 static unsigned halo_news(sched *s, int64_t k, unsigned dirs, int note)
 {
@@ -465,7 +470,7 @@ static unsigned halo_news(sched *s, int64_t k, unsigned dirs, int note)
         const int64_t n = neighbour_at(&s->g, k, b);
         if (n < 0 || !(dirs & (1u << b))) continue;
         /* (k is in direction 26 - b from n) */
-        const uint32_t v = __atomic_load_n(&s->fver[27 * n + (26 - b)], __ATOMIC_RELAXED);
+        const uint32_t v = __atomic_load_n(&s->fver[FVER_STRIDE * n + (26 - b)], __ATOMIC_RELAXED);
         if (v != s->seen[27 * k + b]) news |= 1u << b;
         if (note) s->seen[27 * k + b] = v;
     }
@@ -733,12 +738,12 @@ static void halo_copy_run(void *user, int64_t index, int64_t x0, int64_t y, int6
     memcpy(c->dst + (size_t)index * es, src, (size_t)count * es);
 }
 
-/* The halo's values now, for a re-run: from J where the neighbour that owns them wrote its
- * frame since the last read (news), else from the last read (snap): the same values. */
+/* For a re-run, under the locks of the neighbours with news: the halo parts whose neighbour
+ * wrote its frame since the last read (news), from J; the rest of dst already holds the last
+ * read (snap), copied before the locks were taken. */
 typedef struct halo_news_copy {
     const sched *s;
     unsigned char *dst;
-    const unsigned char *snap;
     const int64_t *lo, *hi;
     unsigned news;
 } halo_news_copy;
@@ -756,8 +761,7 @@ static void halo_news_copy_run(void *user, int64_t index, int64_t x0, int64_t y,
         const int64_t n = (end < x0 + count ? end : x0 + count) - x;
         const int64_t i = index + (x - x0);
         const int b = (dx + 1) + 3 * (dy + 1) + 9 * (dz + 1);
-        const unsigned char *src = c->news & (1u << b) ? pix(c->s, 0, x, y, z) : c->snap + (size_t)i * es;
-        memcpy(c->dst + (size_t)i * es, src, (size_t)n * es);
+        if (c->news & (1u << b)) memcpy(c->dst + (size_t)i * es, pix(c->s, 0, x, y, z), (size_t)n * es);
         x += n;
     }
 }
@@ -981,20 +985,25 @@ static unsigned rerun_on_host(worker *w, int64_t k, const int64_t lo[3], const i
     r.dil = s->mode == IWPP_BY_DILATION;
     r.noff = iwpp_neighbors(s->conn, !r.is3d, r.off);
     int ok = 1;
-    /* seeds: the halo pixels that changed since this tile last ran (read under the neighbours'
-       locks: they are their frames), clipped as the device clipped them, offered to their
-       interior neighbours */
+    /* seeds: the halo pixels that changed since this tile last ran (their neighbours' frames),
+       clipped as the device clipped them, offered to their interior neighbours. Only the
+       neighbours whose frames changed since (their versions, read without their locks) are
+       locked and read; the rest of the halo is the last read's. A neighbour that writes after
+       the versions were read marks this tile dirty when its run ends, so that write is read
+       by the next re-run. */
+    const unsigned peek = halo_news(s, k, ALL_DIRS, 0);
+    if (!peek) { /* (its news were read by an earlier run) */
+        w->rmark[0] = w->rmark[1] = w->rmark[2] = iwpp_now_ms();
+        w->rseeds = 0;
+        return 0;
+    }
     const int64_t nh = halo_walk(lo, hi, rlo, rhi, NULL, NULL);
     unsigned char *now = malloc((size_t)(nh > 0 ? nh : 1) * s->es);
     if (!now) return 1u << 31;
-    /* Only the neighbours whose frames changed since (their versions, read without their
-       locks) are locked and read; the rest of the halo is the last read's. A neighbour that
-       writes after the versions were read marks this tile dirty when its run ends, so that
-       write is read by the next re-run. */
-    const unsigned peek = halo_news(s, k, ALL_DIRS, 0);
+    memcpy(now, s->halo[k], (size_t)nh * s->es);
     neighbour_locks(s, k, peek, 1);
     w->rmark[0] = iwpp_now_ms();
-    halo_news_copy hc = {s, now, s->halo[k], lo, hi, halo_news(s, k, peek, 1)};
+    halo_news_copy hc = {s, now, lo, hi, halo_news(s, k, peek, 1)};
     halo_walk(lo, hi, rlo, rhi, halo_news_copy_run, &hc);
     neighbour_locks(s, k, peek, 0);
     w->rmark[1] = iwpp_now_ms();
@@ -1511,7 +1520,7 @@ static int sched_alloc(sched *s)
     s->ring[0] = malloc((size_t)ntiles * sizeof *s->ring[0]);
     s->ring[1] = malloc((size_t)ntiles * sizeof *s->ring[1]);
     s->tl = malloc((size_t)ntiles * sizeof *s->tl);
-    s->fver = calloc((size_t)ntiles * 27, sizeof *s->fver);
+    s->fver = calloc((size_t)ntiles * FVER_STRIDE, sizeof *s->fver);
     s->seen = calloc((size_t)ntiles * 27, sizeof *s->seen);
     if (!s->state || !s->runs || !s->ring[0] || !s->ring[1] || !s->halo || !s->full || !s->tl || !s->fver ||
         !s->seen)
