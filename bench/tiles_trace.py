@@ -2,8 +2,9 @@
 """Summary of a tiled reconstruction's trace (tuning key tiles.trace, native/tiles.c: a line per
 tile run). For each call in the file: wall time, runs by kind, the time summed over runs in each
 phase of a full run (gather, waiting for the device, upload + clip, reconstruct, download, write
-back) and in host re-runs (and their phases: locks, halo copy, seeding, queue), when the first runs were all done, and how busy the device phases kept
-the workers (the union of their reconstruct intervals, and of upload..download).
+back) and in host re-runs (and their phases: locks, halo copy, seeding, queue), when the first
+runs were all done, and how busy the device phases kept the workers (the union of their
+reconstruct intervals, and of upload..download).
 
     python3 bench/tiles_trace.py TRACE_FILE
 """
