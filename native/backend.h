@@ -256,6 +256,7 @@ struct iwpp_context {
     int nworker_specs;
     struct iwpp_context **tile_ctx; /* worker contexts kept between tiled calls (tiles.c) */
     int ntile_ctx;
+    struct iwpp_workpool *tile_pool; /* the threads of its tiled calls, kept between them */
     iwpp_tile_res tile_res;         /* this context's own tile buffers (as a worker) */
     iwpp_progress_fn progress;      /* NULL = none */
     void *progress_user;

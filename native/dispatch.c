@@ -9,6 +9,7 @@
 #include "dispatch.h"
 #include "neighborhood.h"
 #include "tiles.h"
+#include "workpool.h"
 
 #include <float.h>
 #include <math.h>
@@ -187,6 +188,7 @@ void iwpp_context_destroy(iwpp_context *ctx)
 {
     if (!ctx) return;
     iwpp_tiles_release(ctx);
+    iwpp_workpool_free(ctx->tile_pool);
     close_backend(ctx);
     free(ctx);
 }

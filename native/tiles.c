@@ -36,6 +36,7 @@
 #include "tiles.h"
 #include "dispatch.h"
 #include "neighborhood.h"
+#include "workpool.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -369,8 +370,6 @@ typedef struct worker {
                                   copied, seeds offered times */
     int64_t rseeds;            /* tiles.trace: the halo pixels that changed for it */
     char msg[1024];            /* an error of this thread ("" = see ctx->message) */
-    pthread_t thread;
-    int started;
     int index; /* in the scheduler's list (tiles.trace) */
 } worker;
 
@@ -1579,29 +1578,30 @@ static iwpp_status workers_prepare(iwpp_context *ctx, sched *s, worker *w, iwpp_
 
 /* Starts one thread per worker; if one cannot start, the ones started finish the work (none
  * started: the call stops with IWPP_ENOMEM). */
-static void workers_start(sched *s, worker *w, iwpp_context *const *wc, int nw, int nthreads)
+/* The call's threads from the caller's pool: the workers, then the twins that have a context.
+ * Where fewer threads start than there are workers, those that did take every tile (CPU
+ * workers first runs too, when no device worker started); none: the call stops. */
+static void workers_start(iwpp_context *ctx, sched *s, worker *w, iwpp_context *const *wc, int nw, int nthreads,
+                          void **args)
 {
-    for (int k = 0; k < nthreads; ++k) w[k].index = k;
-    for (int k = 0; k < nw; ++k) {
-        if (pthread_create(&w[k].thread, NULL, worker_main, &w[k]) != 0) {
-            pthread_mutex_lock(&s->lock);
-            if (k == 0) {
-                s->stop = 1;
-                s->st = IWPP_ENOMEM;
-                snprintf(s->msg, sizeof s->msg, "could not start a tile worker thread");
-            }
-            /* if no device worker started, CPU workers take first runs too (pick_queue) */
-            s->gpu_workers = 0;
-            for (int j = 0; j < k; ++j) s->gpu_workers += wc[j]->ops->kind != IWPP_BACKEND_CPU;
-            pthread_cond_broadcast(&s->cv);
-            pthread_mutex_unlock(&s->lock);
-            break;
-        }
-        w[k].started = 1;
+    int n = 0;
+    for (int k = 0; k < nthreads; ++k) {
+        w[k].index = k;
+        if (k < nw || w[k].ctx) args[n++] = &w[k];
     }
-    /* twins: a twin that cannot start leaves its worker to run alone */
-    for (int k = nw; k < nthreads; ++k)
-        if (w[0].started && w[k].ctx) w[k].started = pthread_create(&w[k].thread, NULL, worker_main, &w[k]) == 0;
+    const int ready = iwpp_workpool_ready(&ctx->tile_pool, n);
+    if (ready < nw) {
+        pthread_mutex_lock(&s->lock);
+        if (ready == 0) {
+            s->stop = 1;
+            s->st = IWPP_ENOMEM;
+            snprintf(s->msg, sizeof s->msg, "could not start a tile worker thread");
+        }
+        s->gpu_workers = 0;
+        for (int j = 0; j < ready; ++j) s->gpu_workers += wc[j]->ops->kind != IWPP_BACKEND_CPU;
+        pthread_mutex_unlock(&s->lock);
+    }
+    iwpp_workpool_run(&ctx->tile_pool, ready < n ? ready : n, worker_main, args);
 }
 
 /* Under @p lock: wait on @p cv for at most 50 ms. */
@@ -1727,7 +1727,8 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
 
     /* w[0..nw): the workers; w[nw..nthreads): their twins (tiles.host_threads) */
     worker *w = calloc((size_t)(nthreads > 0 ? nthreads : 1), sizeof *w);
-    if (sched_alloc(&s) || !w) {
+    void **args = calloc((size_t)(nthreads > 0 ? nthreads : 1), sizeof *args); /* the threads' */
+    if (sched_alloc(&s) || !w || !args) {
         st = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the tile scheduler (%lld tiles)",
                             (long long)s.g.n);
         goto out;
@@ -1753,10 +1754,9 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
         wc[k]->device_share = wc[k]->ops->kind == IWPP_BACKEND_CPU ? 0 : device_sharing(wc, nw, k);
         wc[k]->queue_bytes = queue_bytes[k];
     }
-    workers_start(&s, w, wc, nw, nthreads);
+    workers_start(ctx, &s, w, wc, nw, nthreads, args);
     watch_progress(ctx, &s);
-    for (int k = 0; k < nthreads; ++k)
-        if (w[k].started) pthread_join(w[k].thread, NULL);
+    iwpp_workpool_wait(ctx->tile_pool);
     for (int k = 0; k < nw; ++k) wc[k]->device_share = 0, wc[k]->queue_bytes = 0;
     if (s.trace) {
         fprintf(s.trace, "end %.3f\n", iwpp_now_ms() - s.t0);
@@ -1778,6 +1778,7 @@ out_locks:
     for (int k = 0; k < nthreads; ++k) pthread_mutex_destroy(&w[k].dev_lock);
 out:
     free(w); /* the buffers stay with the worker contexts for the next call */
+    free(args);
     sched_free(&s);
     return st;
 }
@@ -1880,8 +1881,6 @@ typedef struct edt_tiler {
     int fallback; /* the margin a tile needs does not fit: the CPU does it all */
     int oom;      /* ... because the device ran out (it has less free than the budget said) */
     struct edt_strips *sh; /* strips (below): the state the workers share; NULL for square tiles */
-    pthread_t thread;
-    int started;
 } edt_tiler;
 
 /* Device bytes an EDT region may take under @p budget: a tenth kept aside for the backend's own
@@ -2456,37 +2455,32 @@ static int edt_by_strips(iwpp_context *ctx, edt_tiler *plan, iwpp_status *out)
         for (int k = 0; k < nw; ++k)
             if (wc[k] != ctx && wc[k]->ops->kind == IWPP_BACKEND_CUDA)
                 snprintf(wc[k]->tune[IWPP_TUNE_CUDA_STAGE_CHUNK], sizeof wc[k]->tune[0], "4M");
+    void *args[IWPP_MAX_WORKERS];
     for (int k = 0; k < nw; ++k) {
         w[k] = base;
         w[k].ctx = wc[k];
         w[k].max_bytes = max_bytes[k];
         w[k].sh = &sh;
         w[k].nt = nt;
-        pthread_mutex_lock(&sh.lock);
-        sh.running++;
-        pthread_mutex_unlock(&sh.lock);
-        if (pthread_create(&w[k].thread, NULL, edt_strip_worker, &w[k]) != 0) {
-            pthread_mutex_lock(&sh.lock);
-            sh.running--;
-            if (k == 0) {
-                sh.stop = 1;
-                sh.st = IWPP_ENOMEM;
-                snprintf(sh.msg, sizeof sh.msg, "could not start an EDT strip worker thread");
-            }
-            pthread_mutex_unlock(&sh.lock);
-            break; /* the ones started take every strip */
-        }
-        w[k].started = 1;
+        args[k] = &w[k];
     }
+    /* (fewer threads than workers: the ones started take every strip) */
+    const int ready = iwpp_workpool_ready(&ctx->tile_pool, nw);
+    const int started = ready < nw ? ready : nw;
+    if (started == 0) {
+        sh.stop = 1;
+        sh.st = IWPP_ENOMEM;
+        snprintf(sh.msg, sizeof sh.msg, "could not start an EDT strip worker thread");
+    }
+    sh.running = started;
+    iwpp_workpool_run(&ctx->tile_pool, started, edt_strip_worker, args);
     edt_strips_watch(ctx, &sh);
+    iwpp_workpool_wait(ctx->tile_pool); /* (a worker leaves sh's lock after its last count) */
     int64_t runs = 0, up = 0, down = 0, bits = 0;
     double ms[4] = {0, 0, 0, 0};
-    int started = 0;
     iwpp_stats *o = &ctx->stats;
     memset(o, 0, sizeof *o);
-    for (int k = 0; k < nw; ++k) {
-        if (w[k].started) pthread_join(w[k].thread, NULL);
-        started += w[k].started;
+    for (int k = 0; k < started; ++k) {
         runs += w[k].runs, up += w[k].up, down += w[k].down, bits += w[k].bits;
         for (int i = 0; i < 4; ++i) ms[i] += w[k].ms[i];
         if (k < 16) o->worker_tiles[k] = w[k].runs;
