@@ -247,13 +247,10 @@ static void tile_box(const grid *g, int64_t k, int64_t lo[3], int64_t hi[3], int
     }
 }
 
-/* Tile sizes whose region has at most @p max_pixels pixels: square (cube) tiles, grown along
- * the axes the image is short on. */
-static void grid_make(grid *g, const iwpp_image *im, double max_pixels)
+/* Square (cube) tiles whose region has at most @p max_pixels pixels, grown along the axes the
+ * image is short on (grid_make's fallback). */
+static void grid_square(grid *g, double max_pixels, int dims)
 {
-    g->dim[0] = im->width, g->dim[1] = im->height, g->dim[2] = im->depth;
-    const int dims = im->depth > 1 ? 3 : 2;
-    if (max_pixels < 64) max_pixels = 64;
     int64_t t[3] = {1, 1, 1};
     double left = max_pixels;
     /* smallest axis first: an axis shorter than the fair share takes all of itself */
@@ -280,6 +277,82 @@ static void grid_make(grid *g, const iwpp_image *im, double max_pixels)
         g->tsz[a] = t[a];
         g->cnt[a] = (g->dim[a] + t[a] - 1) / t[a];
     }
+}
+
+/* Tile edge along an axis cut into c equal parts, and its region's edge (the halo where cut). */
+static int64_t cut_edge(int64_t dim, int64_t c) { return (dim + c - 1) / c; }
+static int64_t region_edge(int64_t dim, int64_t c) { return cut_edge(dim, c) + (c > 1 ? 2 : 0); }
+
+/* Fewest cuts of the last axis (dim) such that a region of @p other pixels across it fits
+ * @p max_pixels; 0 if none does. */
+static int64_t last_axis_cuts(int64_t dim, double other, double max_pixels)
+{
+    if (other * (double)dim <= max_pixels) return 1;
+    const double e = floor(max_pixels / other) - 2.0; /* the longest tile edge that fits */
+    if (e < 2.0) return 0;
+    int64_t c = (int64_t)ceil((double)dim / e);
+    while (c > 1 && (double)region_edge(dim, c - 1) * other <= max_pixels) --c; /* (rounding) */
+    while (c < dim && (double)region_edge(dim, c) * other > max_pixels) ++c;
+    return (double)region_edge(dim, c) * other <= max_pixels ? c : 0;
+}
+
+/* Whether cuts c[] make tiles no more than twice as long as wide: the longest edge (an uncut
+ * axis counts whole) against the shortest edge of a cut axis. */
+static int grid_shapely(const int64_t dim[3], const int64_t c[3], int dims)
+{
+    int64_t lo = 0, hi = 0;
+    for (int a = 0; a < dims; ++a) {
+        const int64_t e = cut_edge(dim[a], c[a]);
+        if (e > hi) hi = e;
+        if (c[a] > 1 && (lo == 0 || e < lo)) lo = e;
+    }
+    return lo == 0 || hi <= 2 * lo;
+}
+
+/* Tiles for an image: the fewest (at least @p min_tiles) whose regions hold at most
+ * @p max_pixels pixels, cut evenly along each axis and at most twice as long as wide; of equal
+ * counts the smallest regions. (Square tiles of the largest size left a thin last column and
+ * row: 8192^2 in 2362-pixel tiles made 4 x 4, where 3 x 4 of 2731 x 2048 fit as well.) */
+static void grid_make(grid *g, const iwpp_image *im, double max_pixels, int64_t min_tiles)
+{
+    g->dim[0] = im->width, g->dim[1] = im->height, g->dim[2] = im->depth;
+    const int dims = im->depth > 1 ? 3 : 2;
+    if (max_pixels < 64) max_pixels = 64;
+    if (min_tiles < 1) min_tiles = 1;
+    int64_t best_n = 0, best_c[3] = {1, 1, 1};
+    double best_px = 0.0;
+    const int64_t c1max = dims == 3 ? g->dim[1] : 1;
+    for (int64_t c0 = 1; c0 <= g->dim[0] && (best_n == 0 || c0 <= best_n); ++c0) {
+        if (c0 > 1 && cut_edge(g->dim[0], c0) == cut_edge(g->dim[0], c0 - 1)) continue;
+        for (int64_t c1 = 1; c1 <= c1max && (best_n == 0 || c0 * c1 <= best_n); ++c1) {
+            if (c1 > 1 && cut_edge(g->dim[1], c1) == cut_edge(g->dim[1], c1 - 1)) continue;
+            int64_t c[3] = {c0, c1, 1};
+            const int last = dims - 1;
+            double other = (double)region_edge(g->dim[0], c0);
+            if (dims == 3) other *= (double)region_edge(g->dim[1], c1);
+            int64_t cl = last_axis_cuts(g->dim[last], other, max_pixels);
+            if (cl == 0) continue;
+            const int64_t need = (min_tiles + c0 * c1 - 1) / (c0 * c1);
+            if (cl < need) cl = need < g->dim[last] ? need : g->dim[last];
+            c[last] = cl;
+            if (!grid_shapely(g->dim, c, dims)) continue;
+            const int64_t n = c[0] * c[1] * c[2];
+            const double px = other * (double)region_edge(g->dim[last], cl);
+            if (best_n == 0 || n < best_n || (n == best_n && px < best_px)) {
+                best_n = n, best_px = px;
+                memcpy(best_c, c, sizeof c);
+            }
+        }
+    }
+    if (best_n == 0) {
+        grid_square(g, max_pixels, dims);
+    } else {
+        for (int a = 0; a < 3; ++a) {
+            g->cnt[a] = best_c[a];
+            g->tsz[a] = cut_edge(g->dim[a], best_c[a]);
+        }
+    }
+    for (int a = 0; a < 3; ++a) g->cnt[a] = (g->dim[a] + g->tsz[a] - 1) / g->tsz[a];
     g->n = g->cnt[0] * g->cnt[1] * g->cnt[2];
 }
 
@@ -1470,11 +1543,11 @@ static int device_sharing(iwpp_context *const *wc, int nw, int k)
     return sharing;
 }
 
-/* The plan: the largest region (pixels) of a tile, the smallest any worker's budget allows; with
- * several workers also small enough that there are a few tiles per worker to balance. Sets
- * *ngpu to the number of device workers and queue_bytes[k] to worker k's queue reserve. */
+/* The plan: the largest region (pixels) of a tile, the smallest any worker's budget allows, and
+ * *min_tiles: with several workers, four tiles for each that takes first runs, to balance them.
+ * Sets *ngpu to the number of device workers and queue_bytes[k] to worker k's queue reserve. */
 static double tile_pixels_plan(iwpp_context *ctx, iwpp_context *const *wc, int nw, const iwpp_image *mask,
-                               int *ngpu, uint64_t *queue_bytes)
+                               int *ngpu, uint64_t *queue_bytes, int64_t *min_tiles)
 {
     double n_all = (double)mask->width * (double)mask->height * (double)mask->depth;
     double maxpix = 0.0;
@@ -1485,19 +1558,16 @@ static double tile_pixels_plan(iwpp_context *ctx, iwpp_context *const *wc, int n
     *ngpu = 0;
     for (int k = 0; k < nw; ++k) *ngpu += wc[k]->ops->kind != IWPP_BACKEND_CPU;
     const int first_runners = *ngpu > 0 ? *ngpu : nw; /* who takes first runs (pick_queue) */
-    if (first_runners > 1) {
-        double share = n_all / (4.0 * first_runners);
-        if (maxpix == 0 || share < maxpix) maxpix = share;
-    }
+    *min_tiles = first_runners > 1 ? 4 * first_runners : 1;
     return maxpix == 0 ? n_all : maxpix;
 }
 
 /* The scheduler of one call: its grid and views (no allocation; sched_alloc makes its arrays). */
 static void sched_setup(sched *s, iwpp_image *marker, const iwpp_image *mask, int conn, iwpp_morph_mode mode,
-                        double maxpix, int ngpu)
+                        double maxpix, int64_t min_tiles, int ngpu)
 {
     memset(s, 0, sizeof *s);
-    grid_make(&s->g, mask, maxpix);
+    grid_make(&s->g, mask, maxpix, min_tiles);
     s->J = *marker;
     s->I = mask;
     s->es = iwpp_type_size(mask->type);
@@ -1709,9 +1779,10 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
 
     int ngpu = 0;
     uint64_t queue_bytes[IWPP_MAX_WORKERS];
-    const double maxpix = tile_pixels_plan(ctx, wc, nw, mask, &ngpu, queue_bytes);
+    int64_t min_tiles = 1;
+    const double maxpix = tile_pixels_plan(ctx, wc, nw, mask, &ngpu, queue_bytes, &min_tiles);
     sched s;
-    sched_setup(&s, marker, mask, conn, mode, maxpix, ngpu);
+    sched_setup(&s, marker, mask, conn, mode, maxpix, min_tiles, ngpu);
     const char *cap = iwpp_tune(ctx, IWPP_TUNE_TILES_RERUN_POPS);
     s.pop_cap = cap && !strcmp(cap, "off") ? -1 : iwpp_tune_int(ctx, IWPP_TUNE_TILES_RERUN_POPS, 0, 0, INT64_MAX);
     const double n_all = (double)mask->width * (double)mask->height * (double)mask->depth;
