@@ -189,6 +189,9 @@ typedef struct iwpp_tile_res {
     iwpp_buf edt_dev[3];
     void *edt_host[2];
     int edt_pinned[2];
+    void *edt_down[2]; /* the strips' distances on their way to the caller (tiles.c, edt_down) */
+    int edt_down_pinned[2];
+    size_t edt_down_bytes;
     int64_t edt_cap;
     size_t edt_es;
 } iwpp_tile_res;
@@ -238,6 +241,7 @@ typedef enum iwpp_tune_key {
     IWPP_TUNE_TILES_HOST_THREADS,
     IWPP_TUNE_TILES_COPY_THREADS,
     IWPP_TUNE_TILES_TRACE,
+    IWPP_TUNE_TILES_EDT_HELPERS,
     IWPP_TUNE_COUNT
 } iwpp_tune_key;
 

@@ -6,7 +6,7 @@
 # and its tests again with AddressSanitizer + UndefinedBehaviorSanitizer (CPU and OpenCL; no
 # CUDA: its driver clashes with ASan's shadow memory; no Java) and runs the C suite there.
 # Any sanitizer report fails the run. Last, the tiled tests on the CPU backend under
-# ThreadSanitizer (the tile scheduler's locks).
+# ThreadSanitizer (the tile scheduler's locks and thread pool).
 # Usage: scripts/test.sh [extra cmake args]
 #   build dirs: build/, build-asan/ and build-tsan/ (override with BUILD_DIR, SAN_BUILD_DIR,
 #   TSAN_BUILD_DIR); SANITIZE=0 skips the ASan build, TSAN=0 the TSan one.
@@ -44,7 +44,7 @@ if [ "${TSAN:-1}" != 0 ]; then
     -DIWPP_ENABLE_JAVA=OFF -DIWPP_BUILD_BENCH=OFF -DCMAKE_C_FLAGS=-fsanitize=thread \
     -DCMAKE_CXX_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread \
     -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread
-  cmake --build "$tsan" -j "$jobs" --target test_tiles
+  cmake --build "$tsan" -j "$jobs" --target test_tiles test_workpool
   # without address-space randomisation: TSan's fixed shadow layout fails to start on kernels
   # with large mmap randomisation ("unexpected memory mapping")
   norand=()
@@ -52,4 +52,5 @@ if [ "${TSAN:-1}" != 0 ]; then
     norand=(setarch "$(uname -m)" -R)
   fi
   TSAN_OPTIONS=halt_on_error=1 IWPP_TEST_BACKEND=cpu "${norand[@]}" "$tsan/tests/test_tiles"
+  TSAN_OPTIONS=halt_on_error=1 "${norand[@]}" "$tsan/tests/test_workpool"
 fi

@@ -472,11 +472,14 @@ static void test_edt_strips_bits(void **state)
         /* the staging ring is made again at each change of chunk size (CUDA: released and
            pinned anew); "" is the default (the strips' worker contexts then stage through 4 MiB) */
         static const char *const chunks[7] = {"128", "256", "384", "256", "384", "128", ""};
-        for (int pass = 0; pass < 7; ++pass) {
-            const int with_near = pass & 1;
-            assert_int_equal(iwpp_context_set_tuning(ctx, "cuda.stage_chunk", chunks[pass]), IWPP_OK);
-            const char *what = fmt("EDT strips from bits, %s, %s nearest indices, cuda.stage_chunk \"%s\"",
-                                   iwpp_type_name(types[t]), with_near ? "with" : "without", chunks[pass]);
+        /* tiles.edt_helpers "1": a helper thread per worker copies the strips' rows into the
+           output (with ordinary memory too, so that every backend runs that path here) */
+        for (int pass = 0; pass < 14; ++pass) {
+            const int with_near = pass & 1, helpers = pass < 7;
+            assert_int_equal(iwpp_context_set_tuning(ctx, "cuda.stage_chunk", chunks[pass % 7]), IWPP_OK);
+            assert_int_equal(iwpp_context_set_tuning(ctx, "tiles.edt_helpers", helpers ? "1" : "0"), IWPP_OK);
+            const char *what = fmt("EDT strips from bits, %s, %s nearest indices, cuda.stage_chunk \"%s\", helpers %d",
+                                   iwpp_type_name(types[t]), with_near ? "with" : "without", chunks[pass % 7], helpers);
             memset(got, 0, (size_t)n * sizeof *got);
             int bad = check_ok(iwpp_distance_transform(ctx, &im, IWPP_EDT_EXACT, NULL, &gd, with_near ? &gn : NULL),
                                ctx, what);
@@ -502,6 +505,11 @@ static void test_edt_strips_bits(void **state)
             }
             if (!bad && (!strstr(stats.variant, "strips") || !strstr(stats.variant, "/bits"))) {
                 print_error("FAIL: %s: not strips from bits (%s)\n", what, stats.variant);
+                bad = 1;
+            }
+            if (!bad && (strstr(stats.variant, "helpers") != NULL) != (helpers && !with_near)) {
+                print_error("FAIL: %s: helpers %s (%s)\n", what, helpers && !with_near ? "missing" : "unasked for",
+                            stats.variant);
                 bad = 1;
             }
             if (!bad) printf("%s: %s\n", what, stats.variant);
