@@ -2494,13 +2494,18 @@ static void *edt_strip_thread(void *arg)
 }
 
 /* Slots for worker @p e's strips of @p bytes each (kept with its context): e->helper set up on
- * @p d where they are page-locked (tiles.edt_helpers "1": any memory; "0": never), else NULL. */
+ * @p d for strips under 16 MiB where the slots are page-locked (tiles.edt_helpers "1": any strip,
+ * any memory; "0": never), else NULL. Larger strips move enough per copy for the worker's own
+ * staging to keep the link busy, and there the helpers' copies only competed with the workers'
+ * (H100, alternating with the build before: 8192^2 at 92 MB, strips of 6.5 MB, 12.9-14.6 ->
+ * 8.5-8.9 ms, in memory 7.6-7.8; but 16384^2 at 358 MB, 30 MB, 30.6 -> 35.3 and 32768^2 at
+ * 1432 MB, 143 MB, 132 -> 166 ms). */
 static void edt_down_setup(edt_tiler *e, edt_down *d, size_t bytes, int nt)
 {
     iwpp_context *c = e->ctx;
     iwpp_tile_res *r = &c->tile_res;
-    const int mode = (int)iwpp_tune_int(c, IWPP_TUNE_TILES_EDT_HELPERS, -1, 0, 1); /* -1: page-locked */
-    if (mode == 0 || !c->ops->download_rows || e->nearest) return;
+    const int mode = (int)iwpp_tune_int(c, IWPP_TUNE_TILES_EDT_HELPERS, -1, 0, 1); /* -1: by size */
+    if (mode == 0 || (mode < 0 && bytes >= (size_t)16 << 20) || !c->ops->download_rows || e->nearest) return;
     if (r->edt_down_bytes < bytes || r->edt_down_bytes > bytes + bytes / 4 ||
         (mode < 0 && !(r->edt_down_pinned[0] && r->edt_down_pinned[1]))) {
         for (int i = 0; i < 2; ++i) scratch_free(c, r->edt_down[i], r->edt_down_pinned[i]);

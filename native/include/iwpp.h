@@ -243,8 +243,9 @@ IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t b
  *   or "stderr": a tiled reconstruction appends a line per tile run with the times of its
  *   phases; bench/tiles_trace.py sums them; IWPP_TILES_TRACE may hold a longer path),
  *   tiles.edt_helpers (the exact EDT's strips: a helper thread per worker copies each strip's
- *   distances into the output while the worker goes on; default: where the backend has
- *   page-locked memory for them (CUDA); "0": never; "1": with ordinary memory too).
+ *   distances into the output while the worker goes on; default: for strips under 16 MiB where
+ *   the backend has page-locked memory for them (CUDA); "0": never; "1": any strip, with
+ *   ordinary memory too).
  * A new context takes each key from the environment variable IWPP_<KEY> (upper case, '.' as
  * '_': cuda.stage_chunk <- IWPP_CUDA_STAGE_CHUNK); the library reads the environment nowhere
  * else. Tile workers take their caller's settings. Unknown keys and values longer than 31
