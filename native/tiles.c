@@ -1646,8 +1646,6 @@ static iwpp_status workers_prepare(iwpp_context *ctx, sched *s, worker *w, iwpp_
     return st;
 }
 
-/* Starts one thread per worker; if one cannot start, the ones started finish the work (none
- * started: the call stops with IWPP_ENOMEM). */
 /* The call's threads from the caller's pool: the workers, then the twins that have a context.
  * Where fewer threads start than there are workers, those that did take every tile (CPU
  * workers first runs too, when no device worker started); none: the call stops. */
@@ -1972,7 +1970,6 @@ typedef struct edt_down {
     int next;             /* the slot the worker fills next */
     int finish;           /* the worker has no more strips */
     int nt;               /* the helper's copy threads */
-    double ms;            /* the helper's time copying */
 } edt_down;
 
 /* Device bytes an EDT region may take under @p budget: a tenth kept aside for the backend's own
@@ -2195,13 +2192,10 @@ static void edt_down_helper(edt_down *d)
         if (!d->busy[i]) break; /* finished, nothing left */
         const iwpp_image out = d->out[i];
         pthread_mutex_unlock(&d->m);
-        const double t0 = iwpp_now_ms();
         const iwpp_host_layout L = iwpp_host_layout_of(&out);
         const size_t bytes = (size_t)out.width * (size_t)out.height * (size_t)out.depth * sizeof(float);
         iwpp_copy_range_par(&L, (char *)d->slot[i], 0, bytes, 0, d->nt, 1);
-        const double dt = iwpp_now_ms() - t0;
         pthread_mutex_lock(&d->m);
-        d->ms += dt;
         d->busy[i] = 0;
         i = 1 - i;
         pthread_cond_broadcast(&d->cv);
@@ -2680,17 +2674,24 @@ static int edt_by_strips(iwpp_context *ctx, edt_tiler *plan, iwpp_status *out)
         jobs[k] = (edt_strip_job){&w[k], NULL};
         args[k] = &jobs[k];
     }
-    /* (fewer threads than that: the ones started take every strip, without helpers) */
-    const int ready = iwpp_workpool_ready(&ctx->tile_pool, 2 * nw);
-    if (ready >= 2 * nw)
-        for (int k = 0; k < nw; ++k) {
-            edt_down_setup(&w[k], &downs[k], strip_bytes, nt);
-            if (w[k].helper) {
-                jobs[nw + nh] = (edt_strip_job){NULL, w[k].helper};
-                args[nw + nh] = &jobs[nw + nh];
-                ++nh;
-            }
+    /* helpers where their slots are had; then the threads (too few for the helpers: none, and
+       the workers started take every strip) */
+    for (int k = 0; k < nw; ++k) edt_down_setup(&w[k], &downs[k], strip_bytes, nt);
+    for (int k = 0; k < nw; ++k) nh += w[k].helper != NULL;
+    const int ready = iwpp_workpool_ready(&ctx->tile_pool, nw + nh);
+    for (int k = 0, j = 0; k < nw; ++k) {
+        if (!w[k].helper) continue;
+        if (ready < nw + nh) {
+            pthread_cond_destroy(&w[k].helper->cv);
+            pthread_mutex_destroy(&w[k].helper->m);
+            w[k].helper = NULL;
+            continue;
         }
+        jobs[nw + j] = (edt_strip_job){NULL, w[k].helper};
+        args[nw + j] = &jobs[nw + j];
+        ++j;
+    }
+    if (ready < nw + nh) nh = 0;
     const int started = ready < nw ? ready : nw;
     if (started == 0) {
         sh.stop = 1;
@@ -2698,13 +2699,12 @@ static int edt_by_strips(iwpp_context *ctx, edt_tiler *plan, iwpp_status *out)
         snprintf(sh.msg, sizeof sh.msg, "could not start an EDT strip worker thread");
     }
     sh.running = started;
+    /* (every thread asked for exists: a worker with a helper never waits on one that is not there) */
     iwpp_workpool_run(&ctx->tile_pool, started + nh, edt_strip_thread, args);
     edt_strips_watch(ctx, &sh);
     iwpp_workpool_wait(ctx->tile_pool); /* (a worker leaves sh's lock after its last count; helpers copy) */
-    double down_ms = 0.0;
     for (int k = 0; k < nw; ++k)
         if (w[k].helper) {
-            down_ms += w[k].helper->ms;
             pthread_cond_destroy(&w[k].helper->cv);
             pthread_mutex_destroy(&w[k].helper->m);
         }
@@ -2738,12 +2738,10 @@ static int edt_by_strips(iwpp_context *ctx, edt_tiler *plan, iwpp_status *out)
     o->bytes_to_device = up;
     o->bytes_from_device = down;
     /* and the worker time (summed over workers) in uploads + the device's EDT + exactness checks +
-       downloads (+ the helpers' copies into dist): where a strip's time goes */
-    char helpers[32] = "";
-    if (nh) snprintf(helpers, sizeof helpers, ", helpers %.0f", down_ms);
-    snprintf(o->variant, sizeof o->variant, "edt strips %lld %s x%d R%lld%s, %.0f+%.0f+%.0f+%.0f ms%s", (long long)sh.t,
-             sh.axis == 2 ? "planes" : "rows", started, (long long)sh.R, bits == runs ? "/bits" : "", ms[0], ms[1],
-             ms[2], ms[3], helpers);
+       downloads: where a strip's time goes; "/helpers": edt_down */
+    snprintf(o->variant, sizeof o->variant, "edt strips %lld %s x%d R%lld%s%s, %.0f+%.0f+%.0f+%.0f ms", (long long)sh.t,
+             sh.axis == 2 ? "planes" : "rows", started, (long long)sh.R, bits == runs ? "/bits" : "",
+             nh ? "/helpers" : "", ms[0], ms[1], ms[2], ms[3]);
     if (ctx->progress) ctx->progress(ctx->progress_user, 1.0);
     *out = IWPP_OK;
     return 0;

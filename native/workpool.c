@@ -4,6 +4,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#ifndef _WIN32
+#include <unistd.h> /* getpid */
+#endif
 
 /* One thread's place: its index in the jobs, and the job it last saw. */
 typedef struct pool_slot {
@@ -25,6 +28,9 @@ struct iwpp_workpool {
     int njob;           /* threads 0 .. njob - 1 take part */
     int busy;           /* of those, the ones still in fn */
     int quit;
+#ifndef _WIN32
+    pid_t pid; /* the process whose threads these are (a forked child has none of them) */
+#endif
 };
 
 static void *pool_main(void *arg)
@@ -67,11 +73,27 @@ static iwpp_workpool *pool_new(void)
         free(p);
         return NULL;
     }
+#ifndef _WIN32
+    p->pid = getpid();
+#endif
     return p;
 }
 
+/* Whether *pool is a parent's, inherited through fork(): its threads are not in this process
+ * (and its lock may have been held by one of them). Then it is left as it is (its memory is
+ * not ours to reuse safely) and a new pool takes its place. */
+static void pool_check_fork(iwpp_workpool **pool)
+{
+#ifndef _WIN32
+    if (*pool && (*pool)->pid != getpid()) *pool = NULL;
+#else
+    (void)pool;
+#endif
+}
+
 /* Under p->m: threads up to n (fewer where one cannot start). They start with every signal
- * blocked; the threads they make (OpenMP teams for their copies) inherit that. */
+ * blocked but those a fault raises (a crash still reaches the JVM's or a sanitizer's handler);
+ * the threads they make (OpenMP teams for their copies) inherit that. */
 static void pool_grow(iwpp_workpool *p, int n)
 {
     if (n > p->cap) {
@@ -85,6 +107,8 @@ static void pool_grow(iwpp_workpool *p, int n)
 #ifndef _WIN32
     sigset_t all, old;
     sigfillset(&all);
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; ++i) sigdelset(&all, faults[i]);
     const int masked = pthread_sigmask(SIG_SETMASK, &all, &old) == 0;
 #endif
     while (p->n < n) {
@@ -106,6 +130,7 @@ static void pool_grow(iwpp_workpool *p, int n)
 
 int iwpp_workpool_ready(iwpp_workpool **pool, int n)
 {
+    pool_check_fork(pool);
     if (!*pool && !(*pool = pool_new())) return 0;
     iwpp_workpool *p = *pool;
     pthread_mutex_lock(&p->m);
@@ -118,6 +143,7 @@ int iwpp_workpool_ready(iwpp_workpool **pool, int n)
 int iwpp_workpool_run(iwpp_workpool **pool, int n, void *(*fn)(void *), void *const *args)
 {
     if (n <= 0) return 0;
+    pool_check_fork(pool);
     if (!*pool && !(*pool = pool_new())) return 0;
     iwpp_workpool *p = *pool;
     pthread_mutex_lock(&p->m);
@@ -137,6 +163,9 @@ int iwpp_workpool_run(iwpp_workpool **pool, int n, void *(*fn)(void *), void *co
 void iwpp_workpool_wait(iwpp_workpool *p)
 {
     if (!p) return;
+#ifndef _WIN32
+    if (p->pid != getpid()) return; /* a parent's: nothing of it runs here */
+#endif
     pthread_mutex_lock(&p->m);
     while (p->busy > 0) pthread_cond_wait(&p->done, &p->m);
     pthread_mutex_unlock(&p->m);
@@ -145,6 +174,9 @@ void iwpp_workpool_wait(iwpp_workpool *p)
 void iwpp_workpool_free(iwpp_workpool *p)
 {
     if (!p) return;
+#ifndef _WIN32
+    if (p->pid != getpid()) return; /* a parent's (fork): no thread to end, its lock not ours */
+#endif
     iwpp_workpool_wait(p);
     pthread_mutex_lock(&p->m);
     p->quit = 1;

@@ -507,7 +507,7 @@ static void test_edt_strips_bits(void **state)
                 print_error("FAIL: %s: not strips from bits (%s)\n", what, stats.variant);
                 bad = 1;
             }
-            if (!bad && (strstr(stats.variant, "helpers") != NULL) != (helpers && !with_near)) {
+            if (!bad && (strstr(stats.variant, "/helpers") != NULL) != (helpers && !with_near)) {
                 print_error("FAIL: %s: helpers %s (%s)\n", what, helpers && !with_near ? "missing" : "unasked for",
                             stats.variant);
                 bad = 1;

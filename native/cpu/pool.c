@@ -37,11 +37,14 @@ int iwpp_par_run(int nworkers, iwpp_par_fn fn, void *arg)
     par_start *st = (par_start *)malloc((size_t)nworkers * sizeof(par_start));
     int started = 1;
     if (tid && st) {
-        /* Workers start with every signal blocked: the host (a JVM) keeps its
-           signals on its own threads. (Windows has no POSIX signals to route.) */
+        /* Workers start with every signal blocked but a fault's: the host (a JVM)
+           keeps its signals on its own threads, and a crash still reaches its handler.
+           (Windows has no POSIX signals to route.) */
 #ifndef _WIN32
         sigset_t all, old;
         sigfillset(&all);
+        static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+        for (size_t i = 0; i < sizeof faults / sizeof faults[0]; ++i) sigdelset(&all, faults[i]);
         int masked = pthread_sigmask(SIG_SETMASK, &all, &old) == 0;
 #endif
         for (int k = 1; k < nworkers; ++k) {
