@@ -151,7 +151,8 @@ typedef struct iwpp_context iwpp_context;
  * allocated.
  */
 IWPP_API iwpp_status iwpp_context_create(iwpp_context **out, iwpp_backend backend);
-/** Release a context and all device resources it holds. NULL is fine. */
+/** Release a context and all device resources it holds, and end the threads it keeps for its
+ *  tiled calls (they wait, with the host's signals blocked, between calls). NULL is fine. */
 IWPP_API void iwpp_context_destroy(iwpp_context *ctx);
 
 /** Largest CPU thread count a context accepts (more threads than this only cost memory). */
