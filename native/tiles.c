@@ -1556,8 +1556,9 @@ static int device_sharing(iwpp_context *const *wc, int nw, int k)
  * *square where an OpenCL worker takes part: those calls keep the square tiles of before session
  * 25, because with the even grid PoCL 3.1 (Debian 12) aborted test_budget's tiled
  * reconstruction in 2 of 8 runs (an assertion in its kernel cache, pocl_release_dlhandle_cache;
- * 0 of 18 with square tiles); the cause inside PoCL is not isolated, and an abort would take a
- * JVM with it. */
+ * 0 of 28 with square tiles; an abort would take a JVM with it). Its release looks a cached
+ * kernel binary up by hash and local size only, while binaries are also specialized by the grid:
+ * the README, "Images beyond a device's memory", session 25. */
 static double tile_pixels_plan(iwpp_context *ctx, iwpp_context *const *wc, int nw, const iwpp_image *mask,
                                int *ngpu, uint64_t *queue_bytes, int64_t *min_tiles, int *square)
 {
