@@ -2036,14 +2036,20 @@ static void edt_regions_free(iwpp_context *c)
     r->edt_es = 0;
 }
 
-/* ... and the strips' slots (edt_down; not while a helper may read them). */
-static void edt_res_free(iwpp_context *c)
+/* The strips' slots (edt_down; not while a helper may read them). */
+static void edt_slots_free(iwpp_context *c)
 {
     iwpp_tile_res *r = &c->tile_res;
-    edt_regions_free(c);
     for (int i = 0; i < 2; ++i) scratch_free(c, r->edt_down[i], r->edt_down_pinned[i]);
     r->edt_down[0] = r->edt_down[1] = NULL;
     r->edt_down_bytes = 0;
+}
+
+/* All of them. */
+static void edt_res_free(iwpp_context *c)
+{
+    edt_regions_free(c);
+    edt_slots_free(c);
 }
 
 /* Buffers for regions of @p rn pixels (more than e->cap): the context's kept ones where they
@@ -2518,14 +2524,11 @@ static void edt_down_setup(edt_tiler *e, edt_down *d, size_t bytes, int nt)
     if (mode == 0 || (mode < 0 && bytes >= (size_t)16 << 20) || !c->ops->download_rows || e->nearest) return;
     if (r->edt_down_bytes < bytes || r->edt_down_bytes > bytes + bytes / 4 ||
         (mode < 0 && !(r->edt_down_pinned[0] && r->edt_down_pinned[1]))) {
-        for (int i = 0; i < 2; ++i) scratch_free(c, r->edt_down[i], r->edt_down_pinned[i]);
-        r->edt_down[0] = r->edt_down[1] = NULL;
-        r->edt_down_bytes = 0;
+        edt_slots_free(c);
         for (int i = 0; i < 2; ++i) r->edt_down[i] = scratch_alloc(c, bytes, &r->edt_down_pinned[i]);
         if (!r->edt_down[0] || !r->edt_down[1] ||
             (mode < 0 && !(r->edt_down_pinned[0] && r->edt_down_pinned[1]))) {
-            for (int i = 0; i < 2; ++i) scratch_free(c, r->edt_down[i], r->edt_down_pinned[i]);
-            r->edt_down[0] = r->edt_down[1] = NULL;
+            edt_slots_free(c);
             return;
         }
         r->edt_down_bytes = bytes;
@@ -2674,10 +2677,21 @@ static int edt_by_strips(iwpp_context *ctx, edt_tiler *plan, iwpp_status *out)
         for (int k = 0; k < nw; ++k)
             if (wc[k] != ctx && wc[k]->ops->kind == IWPP_BACKEND_CUDA)
                 snprintf(wc[k]->tune[IWPP_TUNE_CUDA_STAGE_CHUNK], sizeof wc[k]->tune[0], "4M");
-    /* the workers first, then their helpers (edt_down) */
-    void *args[2 * IWPP_MAX_WORKERS];
-    edt_strip_job jobs[2 * IWPP_MAX_WORKERS];
-    edt_down downs[IWPP_MAX_WORKERS];
+    /* the workers first, then their helpers (edt_down); on the heap, not a JVM thread's stack */
+    void **args = calloc((size_t)(2 * nw), sizeof *args);
+    edt_strip_job *jobs = calloc((size_t)(2 * nw), sizeof *jobs);
+    edt_down *downs = calloc((size_t)nw, sizeof *downs);
+    if (!args || !jobs || !downs) {
+        free(args);
+        free(jobs);
+        free(downs);
+        free(w);
+        ctx->threads = own_threads;
+        pthread_cond_destroy(&sh.cv);
+        pthread_mutex_destroy(&sh.lock);
+        *out = iwpp_set_error(ctx, IWPP_ENOMEM, "out of host memory for the EDT strip workers");
+        return 0;
+    }
     const size_t strip_bytes = (size_t)sh.t * (size_t)row_px * sizeof(float);
     int nh = 0;
     for (int k = 0; k < nw; ++k) {
@@ -2735,6 +2749,9 @@ static int edt_by_strips(iwpp_context *ctx, edt_tiler *plan, iwpp_status *out)
     }
     ctx->threads = own_threads;
     free(w);
+    free(args);
+    free(jobs);
+    free(downs);
     pthread_cond_destroy(&sh.cv);
     pthread_mutex_destroy(&sh.lock);
     if (sh.st != IWPP_OK) {
