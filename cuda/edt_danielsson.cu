@@ -1,11 +1,16 @@
 /*
- * edt_danielsson.cu - the Danielsson EDT on CUDA: paper 000 Alg. 6 on the multi-level queue
- * (mlqueue.cuh): every pixel holds its nearest background site packed in 64 bits (x, y, z: 21
- * bits each); a neighbour takes p's site if it is strictly closer, by a 64-bit atomicCAS retried
- * while it still is. 8-connected in 2D, 26 in 3D, as on the CPU; d2 is formed as on the CPU
- * (compiled with -fmad=false, as edt_exact.cu). Global rounds (dan_round) come first while the
- * front is smaller than cuda.dan_switch items per block. Called from
- * iwpp_cuda_edt (edt_exact.cu).
+ * edt_danielsson.cu - the Danielsson EDT on CUDA: IWPP propagation of nearest-background sites
+ * (paper 000 Alg. 6). Every pixel holds its nearest background site packed in 64 bits (x, y, z:
+ * 21 bits each); a pixel takes a neighbour's site when it is strictly closer. 8-connected in 2D,
+ * 26 in 3D, as on the CPU; d2 is formed as on the CPU (compiled with -fmad=false, as
+ * edt_exact.cu). Two schedules of that propagation (cuda.dan_tiles):
+ *  - by tiles (the default; dan_by_tiles): rounds over lists of tiles, each relaxed in shared
+ *    memory until it no longer changes, its changed border listing its neighbours for the next
+ *    round (the steps of opencl/edt_danielsson.cl's edt_dan_tiles, which says why);
+ *  - pixel by pixel on the multi-level queue (mlqueue.cuh; cuda.dan_tiles=0): global rounds
+ *    (dan_round) while the front is smaller than cuda.dan_switch items per block, then the block
+ *    queues; a neighbour takes p's site by a 64-bit atomicCAS retried while it is still closer.
+ * Called from iwpp_cuda_edt (edt_exact.cu).
  */
 #include "mlqueue.cuh"
 
@@ -180,6 +185,176 @@ __global__ void dan_final(const unsigned long long *vr, float *dist, int64_t *ne
     }
 }
 
+/* ---- by tiles (the default; opencl/edt_danielsson.cl's edt_dan_tiles is the same) ---- */
+#define DAN_PPI 4         /* tile pixels per thread, at most (iwpp_dan_tile_shape) */
+#define DAN_TILE_BATCH 16 /* rounds between reads of the count */
+#define DAN_TILE_SIDE 32  /* 2D tile side by default (cuda.dan_tiles) */
+#define DAN_TILE_THREADS 256
+
+struct dan_tiling {
+    int lg[3]; /* a tile's sides, log2 */
+    int nt[3]; /* tiles per axis */
+};
+
+/* Bit (dx + 1) + 3 (dy + 1) + 9 (dz + 1) for each neighbouring tile that sees tile pixel (lx, ly, lz). */
+__device__ __forceinline__ int dan_border_bits(int lx, int ly, int lz, int tx, int ty, int tz, int zh)
+{
+    int bits = 0;
+    for (int dz = -zh; dz <= zh; ++dz)
+        for (int dy = -1; dy <= 1; ++dy)
+            for (int dx = -1; dx <= 1; ++dx) {
+                const bool ok = (dx == 0 || lx == (dx < 0 ? 0 : tx - 1)) && (dy == 0 || ly == (dy < 0 ? 0 : ty - 1)) &&
+                                (dz == 0 || lz == (dz < 0 ? 0 : tz - 1));
+                if (ok && (dx | dy | dz)) bits |= 1 << ((dx + 1) + 3 * (dy + 1) + 9 * (dz + 1));
+            }
+    return bits;
+}
+
+/* One round: counts in cnt[round % 3] (in), cnt[(round + 1) % 3] (out); cnt[3] tiles taken,
+ * cnt[4] rounds that had work. dense: round 0, every tile, sites made from the binary image. */
+template <typename T>
+__global__ void __launch_bounds__(DAN_TILE_THREADS)
+    dan_tiles(const T *in, unsigned long long *vr, geom g, dan_tiling tl, const unsigned *in_list, unsigned *out_list,
+              unsigned long long *cnt, unsigned *mark, unsigned round, int dense, double hx, double hy, double hz)
+{
+    extern __shared__ unsigned long long ls[];
+    __shared__ volatile int lv[4 + 26];
+    const unsigned lid = threadIdx.x, L = blockDim.x;
+    const int lgx = tl.lg[0], lgy = tl.lg[1], lgz = tl.lg[2];
+    const int tx = 1 << lgx, ty = 1 << lgy, tz = 1 << lgz, zh = g.d > 1;
+    const int HX = tx + 2, HY = ty + 2, HZ = tz + 2 * zh;
+    const unsigned nh = (unsigned)(HX * HY * HZ), npix = (unsigned)(tx * ty * tz);
+    const unsigned ntx = (unsigned)tl.nt[0], nty = (unsigned)tl.nt[1], ntz = (unsigned)tl.nt[2];
+    const unsigned n_in = dense ? ntx * nty * ntz : (unsigned)cnt[round % 3];
+    unsigned long long *out_n = cnt + (round + 1) % 3;
+    if (blockIdx.x == 0 && lid == 0) { /* one writer, rounds in stream order */
+        cnt[(round + 2) % 3] = 0;
+        cnt[3] += n_in;
+        cnt[4] += n_in > 0;
+    }
+    if ((int)lid < g.n) lv[4 + lid] = g.off[lid][0] + HX * (g.off[lid][1] + HY * g.off[lid][2]);
+    for (unsigned ti = blockIdx.x; ti < n_in; ti += gridDim.x) {
+        const unsigned t = dense ? ti : in_list[ti];
+        const int bx = (int)(t % ntx), br = (int)(t / ntx), by = br % (int)nty, bz = br / (int)nty;
+        const int64_t ox = (int64_t)bx << lgx, oy = (int64_t)by << lgy, oz = (int64_t)bz << lgz;
+        for (unsigned j = lid; j < nh; j += L) { /* the tile and its frame */
+            const int fr = (int)(j / (unsigned)HX);
+            const int64_t x = ox + (int)(j % (unsigned)HX) - 1, y = oy + fr % HY - 1, z = oz + fr / HY - zh;
+            unsigned long long s = SITE_NONE;
+            if (x >= 0 && x < g.w && y >= 0 && y < g.h && z >= 0 && z < g.d) {
+                const int64_t p = x + g.w * (y + g.h * z);
+                s = !dense ? __ldcg(vr + p) : is_bg(in, p) ? site_pack(x, y, z) : SITE_NONE;
+            }
+            ls[j] = s;
+        }
+        if (lid == 0) lv[0] = lv[3] = 0;
+        __syncthreads();
+        unsigned long long s0[DAN_PPI]; /* each own pixel's site as loaded */
+        int li[DAN_PPI];                 /* its place in ls; -1: none (past the tile or the image) */
+        int64_t px[DAN_PPI], py[DAN_PPI], pz[DAN_PPI];
+#pragma unroll
+        for (int m = 0; m < DAN_PPI; ++m) {
+            const unsigned i = lid + (unsigned)m * L;
+            const int lx = (int)(i & (unsigned)(tx - 1)), ly = (int)((i >> lgx) & (unsigned)(ty - 1)),
+                      lz = (int)(i >> (lgx + lgy));
+            px[m] = ox + lx, py[m] = oy + ly, pz[m] = oz + lz;
+            li[m] = i < npix && px[m] < g.w && py[m] < g.h && pz[m] < g.d ? (lx + 1) + HX * ((ly + 1) + HY * (lz + zh)) : -1;
+            s0[m] = li[m] >= 0 ? ls[li[m]] : SITE_NONE;
+        }
+        /* relax until a step changes nothing; step k's flag is lv[k % 3], cleared in step k - 1 */
+        for (unsigned k = 0;; ++k) {
+            if (lid == 0) lv[(k + 1) % 3] = 0;
+            bool any = false;
+#pragma unroll
+            for (int m = 0; m < DAN_PPI; ++m) {
+                if (li[m] < 0) continue;
+                const unsigned long long s = ls[li[m]];
+                unsigned long long best = s;
+                double bd = s == SITE_NONE ? INFINITY : site_d2(s, px[m], py[m], pz[m], hx, hy, hz);
+                for (int q = 0; q < g.n; ++q) {
+                    const unsigned long long t = ls[li[m] + lv[4 + q]];
+                    if (t == SITE_NONE || t == best) continue;
+                    const double dt = site_d2(t, px[m], py[m], pz[m], hx, hy, hz);
+                    if (dt < bd) best = t, bd = dt;
+                }
+                if (best != s) ls[li[m]] = best, any = true;
+            }
+            if (any) lv[k % 3] = 1;
+            __syncthreads();
+            if (!lv[k % 3]) break;
+        }
+#pragma unroll
+        for (int m = 0; m < DAN_PPI; ++m) { /* changed pixels back; which neighbours see them */
+            if (li[m] < 0) continue;
+            const unsigned long long s = ls[li[m]];
+            if (dense || s != s0[m]) vr[px[m] + g.w * (py[m] + g.h * pz[m])] = s;
+            if (s != s0[m]) {
+                const int bits = dan_border_bits((int)(px[m] - ox), (int)(py[m] - oy), (int)(pz[m] - oz), tx, ty, tz, zh);
+                if (bits) atomicOr((int *)&lv[3], bits);
+            }
+        }
+        __syncthreads();
+        const int seen = lv[3];
+        if (lid < 27u && ((seen >> lid) & 1)) {
+            const int nx = bx + (int)(lid % 3u) - 1, ny = by + (int)(lid / 3u % 3u) - 1, nz = bz + (int)(lid / 9u) - 1;
+            if (nx >= 0 && nx < (int)ntx && ny >= 0 && ny < (int)nty && nz >= 0 && nz < (int)ntz) {
+                const unsigned nt = (unsigned)nx + ntx * ((unsigned)ny + nty * (unsigned)nz);
+                if (atomicExch(mark + nt, round) != round) out_list[atomicAdd(out_n, 1ull)] = nt;
+            }
+        }
+        __syncthreads(); /* ls and lv are the next tile's */
+    }
+}
+
+/* Rounds of dan_tiles until no tile is listed (round 0: every tile). lists: two of ntiles each;
+ * mark: ntiles words. */
+static iwpp_status dan_by_tiles(iwpp_context *ctx, const iwpp_buf *bin, unsigned long long *vr, const geom &g,
+                                const double sp[3], const dan_tiling &tl, unsigned *lists[2], unsigned *mark)
+{
+    cuda_state *st = cu_state(ctx);
+    cudaStream_t s = st->stream;
+    unsigned long long *cnt = st->dctr + 16, *hcnt = st->hctr + 16;
+    const unsigned ntiles = (unsigned)tl.nt[0] * (unsigned)tl.nt[1] * (unsigned)tl.nt[2];
+    const int zh = g.d > 1;
+    const size_t smem = (size_t)((1 << tl.lg[0]) + 2) * (size_t)((1 << tl.lg[1]) + 2) *
+                        (size_t)((1 << tl.lg[2]) + 2 * zh) * sizeof(unsigned long long);
+    const unsigned blocks = ntiles < (unsigned)st->sms * 8 ? ntiles : (unsigned)st->sms * 8;
+    CU_TRY(ctx, cudaMemsetAsync(mark, 0xFF, (size_t)ntiles * sizeof(unsigned), s), "clearing the tile marks");
+    CU_TRY(ctx, cudaMemsetAsync(cnt, 0, 5 * sizeof(unsigned long long), s), "clearing the tile counters");
+    unsigned round = 0;
+    for (bool more = true; more;) {
+        for (int r = 0; r < DAN_TILE_BATCH; ++r, ++round) {
+            const unsigned *in_list = lists[(round + 1) & 1];
+            unsigned *out_list = lists[round & 1];
+            switch (bin->type) {
+            case IWPP_U8:
+                dan_tiles<uint8_t><<<blocks, DAN_TILE_THREADS, smem, s>>>((const uint8_t *)bin->ptr, vr, g, tl, in_list,
+                                                                        out_list, cnt, mark, round, round == 0, sp[0],
+                                                                        sp[1], sp[2]);
+                break;
+            case IWPP_U16:
+                dan_tiles<uint16_t><<<blocks, DAN_TILE_THREADS, smem, s>>>((const uint16_t *)bin->ptr, vr, g, tl, in_list,
+                                                                         out_list, cnt, mark, round, round == 0, sp[0],
+                                                                         sp[1], sp[2]);
+                break;
+            default:
+                dan_tiles<float><<<blocks, DAN_TILE_THREADS, smem, s>>>((const float *)bin->ptr, vr, g, tl, in_list,
+                                                                      out_list, cnt, mark, round, round == 0, sp[0],
+                                                                      sp[1], sp[2]);
+                break;
+            }
+        }
+        CU_TRY(ctx, cudaMemcpyAsync(hcnt, cnt, 5 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
+               "reading the tile counts");
+        iwpp_status e = cu_sync(ctx, "propagating by tiles");
+        if (e != IWPP_OK) return e;
+        more = hcnt[round % 3] > 0;
+    }
+    ctx->stats.pixels_visited += (int64_t)hcnt[3] << (tl.lg[0] + tl.lg[1] + tl.lg[2]);
+    ctx->stats.rounds += (int64_t)hcnt[4];
+    return IWPP_OK;
+}
+
 #define DAN_BATCH 8 /* rounds between reads of the count */
 /* Front size, in items per queue block, below which global rounds run first (cuda.dan_switch):
  * with 4 the 4096^2 corner pixel took 29 ms instead of 383 (cuda/README.md). */
@@ -325,16 +500,27 @@ iwpp_status iwpp_cuda_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, con
                               "use the exact method",
                               (long long)SITE_MASK);
     const geom g = make_geom(bin, 26);
+    const size_t vr_bytes = ((size_t)n * 8 + 255) & ~(size_t)255;
+    const int side = (int)iwpp_tune_int(ctx, IWPP_TUNE_CUDA_DAN_TILES, DAN_TILE_SIDE, 0, 32);
+    dan_tiling tl;
+    size_t tile_bytes = 0;
+    if (side > 0) {
+        iwpp_dan_tile_shape(d, side, DAN_TILE_THREADS, tl.lg);
+        const int64_t dims[3] = {w, h, d};
+        for (int i = 0; i < 3; ++i) tl.nt[i] = (int)((dims[i] + (1 << tl.lg[i]) - 1) >> tl.lg[i]);
+        tile_bytes = ((size_t)tl.nt[0] * (size_t)tl.nt[1] * (size_t)tl.nt[2] * sizeof(unsigned) + 255) & ~(size_t)255;
+    }
     const int small = n < (int64_t)0xFFFFFFF0ll;
     const size_t isz = small ? 4 : 8;
-    const size_t vr_bytes = ((size_t)n * 8 + 255) & ~(size_t)255;
     /* block queues: N/2 items in all (or the requested capacity), at least 4096 per block */
     const int blocks_max = st->sms * 4;
     long long cap = ctx->queue_capacity > 0 ? ctx->queue_capacity : n / (2 * blocks_max) + 4096;
     const long long per_block = iwpp_tune_int(ctx, IWPP_TUNE_CUDA_DAN_SWITCH, DAN_SWITCH, 0, 1LL << 20);
-    const size_t work_bytes = (((size_t)n * isz + 255) & ~(size_t)255) + (size_t)blocks_max * 2 * (size_t)cap * isz +
-                              2 * (((size_t)dan_list_items(ctx, n, per_block * blocks_max) * isz + 255) & ~(size_t)255) +
-                              (size_t)blocks_max * 8 + 256;
+    const size_t work_bytes =
+        side > 0 ? 2 * tile_bytes
+                 : (((size_t)n * isz + 255) & ~(size_t)255) + (size_t)blocks_max * 2 * (size_t)cap * isz +
+                       2 * (((size_t)dan_list_items(ctx, n, per_block * blocks_max) * isz + 255) & ~(size_t)255) +
+                       (size_t)blocks_max * 8 + 256;
     void *mem = NULL;
     iwpp_status e = cu_scratch(ctx, vr_bytes + work_bytes, &mem);
     if (e != IWPP_OK) return e;
@@ -342,16 +528,24 @@ iwpp_status iwpp_cuda_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, con
     char *work = (char *)mem + vr_bytes;
     if ((e = cu_timer_start(ctx)) != IWPP_OK) return e;
     unsigned *mark = (unsigned *)dist->ptr; /* the rounds' marks, until dan_final writes the distances */
-    e = small ? dan_variant<unsigned int>(ctx, bin, vr, g, sp, per_block, work, work_bytes, mark)
-              : dan_variant<unsigned long long>(ctx, bin, vr, g, sp, per_block, work, work_bytes, mark);
+    if (side > 0) {
+        unsigned *lists[2] = {(unsigned *)work, (unsigned *)(work + tile_bytes)};
+        e = dan_by_tiles(ctx, bin, vr, g, sp, tl, lists, mark);
+    } else {
+        e = small ? dan_variant<unsigned int>(ctx, bin, vr, g, sp, per_block, work, work_bytes, mark)
+                  : dan_variant<unsigned long long>(ctx, bin, vr, g, sp, per_block, work, work_bytes, mark);
+    }
     if (e != IWPP_OK) return e;
     dan_final<<<cu_blocks(n, 256, st->sms * 16), 256, 0, s>>>(
         vr, (float *)dist->ptr, nearest ? (int64_t *)nearest->ptr : NULL, w, h, n, sp[0], sp[1], sp[2]);
     if ((e = cu_timer_stop(ctx)) != IWPP_OK) return e;
-    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-danielsson/%s",
-             ctx->queue_variant == IWPP_QUEUE_ATOMIC      ? "atomic"
-             : ctx->queue_variant == IWPP_QUEUE_PREFIXSUM ? "prefixsum"
-                                                          : "multilevel");
+    if (side > 0)
+        snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-danielsson/tiles-%dx%dx%d", 1 << tl.lg[0],
+                 1 << tl.lg[1], 1 << tl.lg[2]);
+    else
+        snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-danielsson/%s",
+                 ctx->queue_variant == IWPP_QUEUE_ATOMIC      ? "atomic"
+                 : ctx->queue_variant == IWPP_QUEUE_PREFIXSUM ? "prefixsum"
+                                                              : "multilevel");
     return IWPP_OK;
 }
-

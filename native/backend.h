@@ -34,6 +34,20 @@ typedef struct iwpp_buf {
 
 static inline int64_t iwpp_buf_count(const iwpp_buf *b) { return b->w * b->h * b->d; }
 
+/* The Danielsson EDT by tiles on the GPUs (cuda/edt_danielsson.cu, opencl/edt_danielsson.c): the
+ * tile's sides as powers of two (lg[0..2]) for work-groups of `group` items holding at most four
+ * tile pixels each. 2D: side x side; 3D: cubes of at most 8 (a front crosses a tile in about its
+ * side's local steps, and a 3D tile of side 16 would be 4096 pixels). side: a power of two. */
+static inline void iwpp_dan_tile_shape(int64_t d, int side, int group, int lg[3])
+{
+    int l = 0;
+    while ((2 << l) <= side) ++l;
+    lg[0] = lg[1] = d > 1 && l > 3 ? 3 : l;
+    lg[2] = d > 1 ? lg[0] : 0;
+    for (int a = 0; (1LL << (lg[0] + lg[1] + lg[2])) > 4LL * group; a = (a + 1) % 3)
+        if (lg[a] > 0) --lg[a];
+}
+
 /**
  * Pointwise primitives (dst may alias a or b). "sat" = saturate to the type's range.
  * Arithmetic is defined so that every backend gives the same bits:
@@ -242,6 +256,8 @@ typedef enum iwpp_tune_key {
     IWPP_TUNE_TILES_COPY_THREADS,
     IWPP_TUNE_TILES_TRACE,
     IWPP_TUNE_TILES_EDT_HELPERS,
+    IWPP_TUNE_CUDA_DAN_TILES,
+    IWPP_TUNE_OCL_DAN_TILES,
     IWPP_TUNE_COUNT
 } iwpp_tune_key;
 

@@ -37,6 +37,7 @@ static const struct {
     {"cuda.queue_prefetch", 0},
     {"tiles.rerun_pops", 0},   {"tiles.host_threads", 0},     {"tiles.copy_threads", 0},
     {"tiles.trace", 0},        {"tiles.edt_helpers", 0},
+    {"cuda.dan_tiles", 0},     {"ocl.dan_tiles", 0},
 };
 
 static void env_name(const char *key, char *out, size_t size)

@@ -1,11 +1,14 @@
 /*
  * edt_danielsson.c - the Danielsson distance transform on OpenCL (kernels: edt_danielsson.cl):
- * IWPP propagation of nearest-background sites from the background's contour. While the front is
- * small, global rounds over one list (edt_dan_round, in batches between reads of the count);
- * once it holds ocl.dan_switch items per work-group, the work-group queues of mlqueue.cl
- * (edt_dan_queue, as the reconstruction's), re-seeded from the partial result after an overflow
- * (edt_dan_seed); then distances and indices from the sites (edt_dan_final). Entry: edt.c. The
- * CUDA version: cuda/edt_danielsson.cu.
+ * IWPP propagation of nearest-background sites. Two schedules of it (ocl.dan_tiles):
+ *  - by tiles (the default; dan_by_tiles): rounds over lists of tiles, each relaxed in local
+ *    memory until it no longer changes, its changed border listing its neighbours;
+ *  - pixel by pixel (ocl.dan_tiles=0; dan_by_queue): while the front is small, global rounds
+ *    over one list (edt_dan_round, in batches between reads of the count); once it holds
+ *    ocl.dan_switch items per work-group, the work-group queues of mlqueue.cl (edt_dan_queue,
+ *    as the reconstruction's), re-seeded from the partial result after an overflow (edt_dan_seed).
+ * Then distances and indices from the sites (edt_dan_final). Entry: edt.c. The CUDA version:
+ * cuda/edt_danielsson.cu.
  */
 #include "ocl.h"
 
@@ -21,14 +24,19 @@ enum { DAN_BATCH = 8 };
  * most groups would sit idle while one floods the image (a single background pixel). */
 #define DAN_SWITCH 4
 
-enum { K_INIT, K_SEED, K_ROUND, K_QUEUE, K_FINAL, K_COUNT };
-static const char *const dan_kernel_names[K_COUNT] = {"edt_dan_init", "edt_dan_seed", "edt_dan_round",
-                                                      "edt_dan_queue", "edt_dan_final"};
+/* The tiles' rounds go in batches of DAN_TILE_BATCH between reads of the count; the 2D tile side
+ * by default (ocl.dan_tiles: the side, 8, 16 or 32; 0 for the queues). */
+enum { DAN_TILE_BATCH = 16, DAN_TILE_SIDE = 32 };
+
+enum { K_INIT, K_SEED, K_ROUND, K_QUEUE, K_TILES, K_FINAL, K_COUNT };
+static const char *const dan_kernel_names[K_COUNT] = {"edt_dan_init",  "edt_dan_seed",  "edt_dan_round",
+                                                      "edt_dan_queue", "edt_dan_tiles", "edt_dan_final"};
 
 typedef struct dan_call {
     iwpp_ocl *s;
     cl_kernel k[K_COUNT];
     cl_int w, h, d, sy, sz, noffs;
+    cl_int lg[3], nt[3]; /* by tiles: a tile's sides (log2), tiles per axis */
     cl_uint n;
     cl_double hx, hy, hz;
     iwpp_ocl_mlq q;
@@ -52,13 +60,11 @@ static void dan_packing(const iwpp_context *ctx, dan_call *c)
     if (bx + by + bz <= 31 && !iwpp_tune_int(ctx, IWPP_TUNE_OCL_DAN_LINEAR, 0, 0, 1)) c->sy = bx, c->sz = bx + by;
 }
 
-static iwpp_status dan_alloc(iwpp_context *ctx, const iwpp_buf *bin, dan_call *c)
+static iwpp_status dan_alloc(iwpp_context *ctx, dan_call *c)
 {
     const size_t n4 = (size_t)c->n * 4;
-    int noffs = 0;
     iwpp_status rs;
-    if ((rs = iwpp_ocl_offsets(ctx, 26, bin, &c->offs, &noffs)) ||
-        (rs = iwpp_ocl_mlq_plan(ctx, c->k[K_QUEUE], noffs, c->n, "Danielsson distance transform", &c->q)))
+    if ((rs = iwpp_ocl_mlq_plan(ctx, c->k[K_QUEUE], c->noffs, c->n, "Danielsson distance transform", &c->q)))
         return rs;
     /* the context's work buffers, kept between calls (as CUDA's scratch; opencl/README.md) */
     const size_t bytes[8] = {n4, n4, n4, n4, 6 * 4, (size_t)c->q.cap * 2 * c->q.G * 4, (2 + c->q.G) * 4, 2 * c->q.G * 4};
@@ -69,7 +75,6 @@ static iwpp_status dan_alloc(iwpp_context *ctx, const iwpp_buf *bin, dan_call *c
     if ((rs = iwpp_ocl_scratch_set(ctx, 8, bytes, what, m)) != IWPP_OK) return rs;
     c->vr = m[0], c->la = m[1], c->lb = m[2], c->mark = m[3], c->cnt = m[4], c->gq = m[5], c->qcnt = m[6],
     c->gstats = m[7];
-    c->noffs = noffs;
     c->host = (cl_uint *)malloc((2 + 2 * c->q.G) * sizeof(cl_uint));
     if (!c->host) return iwpp_set_error(ctx, IWPP_ENOMEM, "OpenCL Danielsson distance transform: out of host memory");
     return IWPP_OK;
@@ -227,6 +232,96 @@ static cl_int dan_final(const dan_call *c, cl_mem md, cl_mem mn, cl_int want, si
     return err == CL_SUCCESS ? iwpp_ocl_finish(c->s) : err;
 }
 
+/* ---- by tiles ---- */
+
+/* Rounds of edt_dan_tiles until no tile is listed: round 0 takes every tile and makes the sites
+ * from the binary image; the list of round r + 1 holds the tiles whose frame changed in round r. */
+static cl_int dan_tile_rounds(iwpp_context *ctx, dan_call *c, cl_mem bin, size_t lg)
+{
+    iwpp_ocl *s = c->s;
+    const cl_uint ntiles = (cl_uint)c->nt[0] * (cl_uint)c->nt[1] * (cl_uint)c->nt[2];
+    const int zh = c->d > 1;
+    const size_t ls_bytes = (size_t)((1 << c->lg[0]) + 2) * (size_t)((1 << c->lg[1]) + 2) *
+                            (size_t)((1 << c->lg[2]) + 2 * zh) * sizeof(cl_uint);
+    size_t groups = (size_t)(s->compute_units > 0 ? s->compute_units : 1) * (s->is_gpu ? 8 : 2);
+    if (groups > ntiles) groups = ntiles;
+    const cl_uint zero = 0, ones = 0xffffffffu;
+    cl_int err = s->api->clEnqueueFillBuffer(s->queue, c->cnt, &zero, 4, 0, 6 * 4, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+        err = s->api->clEnqueueFillBuffer(s->queue, c->mark, &ones, 4, 0, (size_t)ntiles * 4, 0, NULL, NULL);
+    cl_uint cnt[6] = {0, 0, 0, 0, 0, 0}, round = 0;
+    for (int more = 1; err == CL_SUCCESS && more;) {
+        for (int r = 0; r < DAN_TILE_BATCH && err == CL_SUCCESS; ++r, ++round) {
+            iwpp_kargs a = iwpp_kargs_of(s, c->k[K_TILES]);
+            ka_mem(&a, bin);
+            ka_sites(&a, c);
+            ka_mem(&a, c->offs);
+            ka_int(&a, c->noffs);
+            for (int i = 0; i < 3; ++i) ka_int(&a, c->lg[i]);
+            for (int i = 0; i < 3; ++i) ka_int(&a, c->nt[i]);
+            ka_mem(&a, c->la);
+            ka_mem(&a, c->lb);
+            ka_mem(&a, c->cnt);
+            ka_mem(&a, c->mark);
+            ka_uint(&a, round);
+            ka_int(&a, round == 0);
+            ka_spacing(&a, c);
+            ka_local(&a, ls_bytes);
+            ka_local(&a, (4 + 26) * sizeof(cl_int));
+            err = a.err;
+            if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, c->k[K_TILES], groups * lg, lg);
+            cl_mem t = c->la;
+            c->la = c->lb;
+            c->lb = t;
+        }
+        if (err == CL_SUCCESS) err = s->api->clEnqueueReadBuffer(s->queue, c->cnt, CL_TRUE, 0, sizeof cnt, cnt, 0, NULL, NULL);
+        more = cnt[round % 3] > 0;
+    }
+    const int64_t tile_px = (int64_t)1 << (c->lg[0] + c->lg[1] + c->lg[2]);
+    ctx->stats.pixels_visited += ((int64_t)cnt[3] + ((int64_t)cnt[4] << 32)) * tile_px;
+    ctx->stats.rounds += cnt[5];
+    return err;
+}
+
+/* Tiles of a side of `side` pixels (3D: cubes, iwpp_dan_tile_shape) in work-groups of 256. */
+static iwpp_status dan_by_tiles(iwpp_context *ctx, dan_call *c, cl_mem bin, int side, int *ran)
+{
+    iwpp_ocl *s = c->s;
+    const size_t lg = iwpp_ocl_group_size(s, c->k[K_TILES], 256);
+    *ran = 0;
+    if (lg < 32) return IWPP_OK; /* tiles of a few pixels: the queues instead */
+    iwpp_dan_tile_shape(c->d, side, (int)lg, c->lg);
+    const int64_t dims[3] = {c->w, c->h, c->d};
+    for (int i = 0; i < 3; ++i) c->nt[i] = (cl_int)((dims[i] + (1 << c->lg[i]) - 1) >> c->lg[i]);
+    const size_t ntiles = (size_t)c->nt[0] * (size_t)c->nt[1] * (size_t)c->nt[2];
+    const size_t bytes[5] = {(size_t)c->n * 4, ntiles * 4, ntiles * 4, ntiles * 4, 6 * 4};
+    static const char *const what[5] = {"the nearest-site map", "the tile list", "the tile list", "the tile marks",
+                                        "the tile counters"};
+    cl_mem m[5];
+    iwpp_status rs = iwpp_ocl_scratch_set(ctx, 5, bytes, what, m);
+    if (rs != IWPP_OK) return rs;
+    c->vr = m[0], c->la = m[1], c->lb = m[2], c->mark = m[3], c->cnt = m[4];
+    *ran = 1;
+    const cl_int err = dan_tile_rounds(ctx, c, bin, lg);
+    return err == CL_SUCCESS ? IWPP_OK : iwpp_ocl_fail(ctx, err, "the Danielsson distance transform by tiles");
+}
+
+/* ---- pixel by pixel: global rounds, then the work-group queues ---- */
+
+static iwpp_status dan_by_queue(iwpp_context *ctx, dan_call *c, cl_mem bin, size_t lg)
+{
+    iwpp_status rs = dan_alloc(ctx, c);
+    if (rs != IWPP_OK) return rs;
+    const long long per_group = iwpp_tune_int(ctx, IWPP_TUNE_OCL_DAN_SWITCH, DAN_SWITCH, 0, 1LL << 20);
+    const uint64_t until64 = (uint64_t)per_group * c->q.G;
+    const cl_uint until = until64 > 0xffffffffu ? 0xffffffffu : (cl_uint)until64;
+    cl_uint in_n = 0;
+    cl_int err = dan_init(c, bin, lg, &in_n);
+    if (err == CL_SUCCESS) err = dan_rounds(ctx, c, &in_n, until);
+    if (err == CL_SUCCESS) err = dan_queues(ctx, c, lg, in_n);
+    return err == CL_SUCCESS ? IWPP_OK : iwpp_ocl_fail(ctx, err, "the Danielsson distance transform kernels");
+}
+
 iwpp_status iwpp_ocl_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, const double sp[3], iwpp_buf *dist,
                                     iwpp_buf *nearest)
 {
@@ -243,20 +338,23 @@ iwpp_status iwpp_ocl_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, cons
      * runtime's choice follows the (per-round) global size */
     const size_t lg = c.s->is_gpu ? 0 : 64;
     ctx->stats.pixels_visited = ctx->stats.rounds = ctx->stats.overflow_reruns = 0; /* the phases add */
-    if (!(rs = dan_alloc(ctx, bin, &c))) {
-        const long long per_group = iwpp_tune_int(ctx, IWPP_TUNE_OCL_DAN_SWITCH, DAN_SWITCH, 0, 1LL << 20);
-        const uint64_t until64 = (uint64_t)per_group * c.q.G;
-        const cl_uint until = until64 > 0xffffffffu ? 0xffffffffu : (cl_uint)until64;
-        cl_uint in_n = 0;
-        cl_mem md = (cl_mem)dist->ptr, mn = nearest ? (cl_mem)nearest->ptr : md;
-        cl_int err = dan_init(&c, (cl_mem)bin->ptr, lg, &in_n);
-        if (err == CL_SUCCESS) err = dan_rounds(ctx, &c, &in_n, until);
-        if (err == CL_SUCCESS) err = dan_queues(ctx, &c, lg, in_n);
-        if (err == CL_SUCCESS) err = dan_final(&c, md, mn, nearest != NULL, lg);
-        if (err != CL_SUCCESS) rs = iwpp_ocl_fail(ctx, err, "the Danielsson distance transform kernels");
+    const int side = (int)iwpp_tune_int(ctx, IWPP_TUNE_OCL_DAN_TILES, DAN_TILE_SIDE, 0, 32);
+    int tiled = 0;
+    if (!(rs = iwpp_ocl_offsets(ctx, 26, bin, &c.offs, &c.noffs))) {
+        if (side > 0) rs = dan_by_tiles(ctx, &c, (cl_mem)bin->ptr, side, &tiled);
+        if (!rs && !tiled) rs = dan_by_queue(ctx, &c, (cl_mem)bin->ptr, lg);
+        if (!rs) {
+            const cl_int err = dan_final(&c, (cl_mem)dist->ptr, nearest ? (cl_mem)nearest->ptr : (cl_mem)dist->ptr,
+                                         nearest != NULL, lg);
+            if (err != CL_SUCCESS) rs = iwpp_ocl_fail(ctx, err, "the Danielsson distances");
+        }
     }
     dan_free(&c);
     if (rs) return rs;
-    snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-edt-danielsson/%s", c.q.vname);
+    if (tiled)
+        snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-edt-danielsson/tiles-%dx%dx%d", 1 << c.lg[0],
+                 1 << c.lg[1], 1 << c.lg[2]);
+    else
+        snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-edt-danielsson/%s", c.q.vname);
     return IWPP_OK;
 }

@@ -1,6 +1,8 @@
 /*
- * edt_danielsson.cl - the Danielsson EDT: IWPP propagation of nearest-background sites with a
- * 32-bit compare-and-swap (edt_dan_*). Host side: edt_danielsson.c. Appended after edt_exact.cl
+ * edt_danielsson.cl - the Danielsson EDT: IWPP propagation of nearest-background sites. Two
+ * schedules of the same propagation (host side: edt_danielsson.c): by tiles in local memory
+ * (edt_dan_tiles, the default), or pixel by pixel with a 32-bit compare-and-swap through global
+ * rounds and the work-group queues (edt_dan_init ... edt_dan_queue). Appended after edt_exact.cl
  * in the EDT program (FP_CONTRACT OFF there: d2 is formed as on the CPU).
  *
  * A site is a background pixel's coordinates packed in 32 bits, x | y << sy | z << sz, where they
@@ -186,6 +188,131 @@ __kernel void edt_dan_queue(__global uint *vr, int w, int h, int d, int sy, int 
 {
     __global volatile uint *vv = (__global volatile uint *)vr;
     MLQ_GROUP_ROUNDS(DAN_VISIT)
+}
+
+/* ---- By tiles (the default) ----
+ * Round r takes a list of tiles (round 0: every tile, its sites made from the binary image).
+ * A work-group loads its tile and a one-pixel frame of the neighbours' sites into local memory
+ * and relaxes it there until nothing changes: each pixel takes the nearest of its neighbours'
+ * sites when that is strictly nearer than its own (the same fixpoint as the queue's offers, so
+ * the same bounds). Changed pixels go back to the site map; a tile whose border pixels changed
+ * lists the neighbours that see them for round r + 1, once (mark[t] = r). Tiles of one round
+ * write disjoint pixels; a neighbour that read a border before it changed is listed again, so
+ * the last round leaves every pixel's site unbeatable by its neighbours'. A front crosses a tile
+ * in local steps of a barrier each, not in global rounds: a one-row background at 8192^2 takes
+ * 128 rounds instead of 4096. Counts as edt_dan_round's: cnt[r % 3] in, cnt[(r + 1) % 3] out,
+ * cnt[3..4] tiles taken (64-bit), cnt[5] rounds that had work. lv: 4 + noffs ints. */
+#define DAN_PPI 4 /* tile pixels per work-item, at most (the host sizes tiles to fit) */
+
+inline double dan_site_d2(uint s, int3 c, int w, int h, int sy, int sz, double hx, double hy, double hz)
+{
+    return site_d2(site_xyz(s, w, h, sy, sz), c, hx, hy, hz);
+}
+
+/* Bit (dx + 1) + 3 (dy + 1) + 9 (dz + 1) for each neighbouring tile that sees tile pixel l. */
+inline int dan_border_bits(int3 l, int tx, int ty, int tz, int zh)
+{
+    int bits = 0;
+    for (int dz = -zh; dz <= zh; ++dz)
+        for (int dy = -1; dy <= 1; ++dy)
+            for (int dx = -1; dx <= 1; ++dx) {
+                const int ok = (dx == 0 || l.x == (dx < 0 ? 0 : tx - 1)) && (dy == 0 || l.y == (dy < 0 ? 0 : ty - 1)) &&
+                               (dz == 0 || l.z == (dz < 0 ? 0 : tz - 1));
+                if (ok && (dx | dy | dz)) bits |= 1 << ((dx + 1) + 3 * (dy + 1) + 9 * (dz + 1));
+            }
+    return bits;
+}
+
+__kernel void edt_dan_tiles(__global const pix_t *in, __global uint *vr, int w, int h, int d, int sy, int sz,
+                            __constant int4 *offs, int noffs, int lgx, int lgy, int lgz, int ntx, int nty, int ntz,
+                            __global const uint *in_list, __global uint *out_list, __global volatile uint *cnt,
+                            __global volatile uint *mark, uint round, int dense, double hx, double hy, double hz,
+                            __local uint *ls, __local volatile int *lv)
+{
+    const uint lid = (uint)get_local_id(0), L = (uint)get_local_size(0);
+    const int tx = 1 << lgx, ty = 1 << lgy, tz = 1 << lgz, zh = d > 1;
+    const int HX = tx + 2, HY = ty + 2, HZ = tz + 2 * zh;
+    const uint nh = (uint)(HX * HY * HZ), npix = (uint)(tx * ty * tz);
+    const uint n_in = dense ? (uint)(ntx * nty * ntz) : cnt[round % 3];
+    __global volatile uint *out_n = cnt + (round + 1) % 3;
+    if (get_global_id(0) == 0) { /* one writer per round, rounds in order: plain stores */
+        cnt[(round + 2) % 3] = 0;
+        const uint lo = cnt[3], nlo = lo + n_in;
+        cnt[3] = nlo;
+        cnt[4] += nlo < lo;
+        cnt[5] += n_in > 0;
+    }
+    if ((int)lid < noffs) lv[4 + lid] = offs[lid].x + HX * (offs[lid].y + HY * offs[lid].z);
+    for (uint ti = (uint)get_group_id(0); ti < n_in; ti += (uint)get_num_groups(0)) {
+        const uint t = dense ? ti : in_list[ti];
+        const int bx = (int)(t % (uint)ntx), br = (int)(t / (uint)ntx), by = br % nty, bz = br / nty;
+        const int3 o = (int3)(bx << lgx, by << lgy, bz << lgz);
+        for (uint j = lid; j < nh; j += L) { /* the tile and its frame */
+            const int fr = (int)(j / (uint)HX);
+            const int3 c = o + (int3)((int)(j % (uint)HX) - 1, fr % HY - 1, fr / HY - zh);
+            uint s = DAN_NONE;
+            if (c.x >= 0 && c.x < w && c.y >= 0 && c.y < h && c.z >= 0 && c.z < d) {
+                const uint p = (uint)c.x + (uint)w * ((uint)c.y + (uint)h * (uint)c.z);
+                s = !dense ? vr[p] : in[p] == (pix_t)0 ? site_at(c, w, h, sy, sz) : DAN_NONE;
+            }
+            ls[j] = s;
+        }
+        if (lid == 0) lv[0] = lv[3] = 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint s0[DAN_PPI]; /* each own pixel's site as loaded */
+        int li[DAN_PPI];  /* its place in ls; -1: none (past the tile or the image) */
+        int3 pc[DAN_PPI]; /* its coordinates */
+        for (int m = 0; m < DAN_PPI; ++m) {
+            const uint i = lid + (uint)m * L;
+            const int3 l = (int3)((int)(i & (uint)(tx - 1)), (int)((i >> lgx) & (uint)(ty - 1)), (int)(i >> (lgx + lgy)));
+            pc[m] = o + l;
+            li[m] = i < npix && pc[m].x < w && pc[m].y < h && pc[m].z < d ? (l.x + 1) + HX * ((l.y + 1) + HY * (l.z + zh))
+                                                                           : -1;
+            s0[m] = li[m] >= 0 ? ls[li[m]] : DAN_NONE;
+        }
+        /* relax until a step changes nothing; step k's flag is lv[k % 3], cleared in step k - 1
+         * (its last readers passed the barrier of step k - 2 before) */
+        for (uint k = 0;; ++k) {
+            if (lid == 0) lv[(k + 1) % 3] = 0;
+            int any = 0;
+            for (int m = 0; m < DAN_PPI; ++m) {
+                if (li[m] < 0) continue;
+                const uint s = ls[li[m]];
+                uint best = s;
+                double bd = s == DAN_NONE ? INFINITY : dan_site_d2(s, pc[m], w, h, sy, sz, hx, hy, hz);
+                for (int q = 0; q < noffs; ++q) {
+                    const uint t = ls[li[m] + lv[4 + q]];
+                    if (t == DAN_NONE || t == best) continue;
+                    const double dt = dan_site_d2(t, pc[m], w, h, sy, sz, hx, hy, hz);
+                    if (dt < bd) best = t, bd = dt;
+                }
+                if (best != s) ls[li[m]] = best, any = 1;
+            }
+            if (any) lv[k % 3] = 1;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (!lv[k % 3]) break;
+        }
+        for (int m = 0; m < DAN_PPI; ++m) { /* changed pixels back; which neighbours see them */
+            if (li[m] < 0) continue;
+            const uint s = ls[li[m]];
+            if (dense || s != s0[m])
+                vr[(uint)pc[m].x + (uint)w * ((uint)pc[m].y + (uint)h * (uint)pc[m].z)] = s;
+            if (s != s0[m]) {
+                const int bits = dan_border_bits(pc[m] - o, tx, ty, tz, zh);
+                if (bits) atomic_or(&lv[3], bits);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int seen = lv[3];
+        if (lid < 27u && ((seen >> lid) & 1)) {
+            const int nx = bx + (int)(lid % 3u) - 1, ny = by + (int)(lid / 3u % 3u) - 1, nz = bz + (int)(lid / 9u) - 1;
+            if (nx >= 0 && nx < ntx && ny >= 0 && ny < nty && nz >= 0 && nz < ntz) {
+                const uint nt = (uint)nx + (uint)ntx * ((uint)ny + (uint)nty * (uint)nz);
+                if (atomic_xchg(&mark[nt], round) != round) out_list[atomic_inc(out_n)] = nt;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE); /* ls and lv are the next tile's */
+    }
 }
 
 /* Distances (same arithmetic as the exact method) and nearest indices from the sites. */

@@ -695,10 +695,18 @@ static void dan_switch(const char *v)
     harness_tune("ocl.dan_switch", v);
 }
 
+/* {cuda,ocl}.dan_tiles: the tile side of the Danielsson propagation by tiles; "0": the queues */
+static void dan_tiles(const char *v)
+{
+    harness_tune("cuda.dan_tiles", v);
+    harness_tune("ocl.dan_tiles", v);
+}
+
 static void test_danielsson_phases(void **state)
 {
     (void)state;
     if (g_backend == IWPP_BACKEND_CPU) skip();
+    dan_tiles("0");
     static const odims sizes[] = {{64, 64, 1}, {33, 70, 1}, {17, 15, 6}};
     static const struct {
         iwpp_queue_variant variant;
@@ -746,10 +754,74 @@ static void test_danielsson_phases(void **state)
     }
     free(b);
     dan_switch(NULL);
+    dan_tiles(NULL);
     for (int i = 0; i < g_ncfg; ++i) {
         assert_int_equal(iwpp_context_set_queue_variant(g_cfg[i].ctx, g_cfg[i].queue_variant), IWPP_OK);
         assert_int_equal(iwpp_context_set_queue_capacity(g_cfg[i].ctx, 0), IWPP_OK);
     }
+    assert_int_equal(fails, 0);
+}
+
+/* One call's stats: the variant names tiles of side `side`, and at least `rounds` rounds ran. */
+static int dan_tile_stats(int side, long long rounds, const char *what)
+{
+    iwpp_stats st;
+    iwpp_context_stats(g_cfg[0].ctx, &st);
+    char want[32];
+    snprintf(want, sizeof want, "tiles-%dx%d", side, side);
+    if (strstr(st.variant, want) && st.rounds >= rounds) return 0;
+    print_error("FAIL: Danielsson by tiles, %s: variant %s (want %s), %lld rounds (want at least %lld)\n", what,
+                st.variant, want, (long long)st.rounds, rounds);
+    return 1;
+}
+
+/* The Danielsson propagation by tiles (the GPUs' default): tiles of side 8 and 16 over images of
+ * many tiles, partial tiles at the edges, 2D and 3D, every type and spacing; fronts that cross
+ * the whole image (one background pixel in a corner, one background row) go through a round per
+ * tile they cross, each of which must run for the distances to be right. */
+static void test_danielsson_tiles(void **state)
+{
+    (void)state;
+    if (g_backend == IWPP_BACKEND_CPU) skip();
+    static const odims sizes[] = {{70, 45, 1}, {9, 130, 1}, {130, 3, 1}, {21, 18, 11}, {5, 6, 40}};
+    static const char *const sides[] = {"8", "16"};
+    int fails = 0;
+    for (int si = 0; si < 2; ++si) {
+        const int side = atoi(sides[si]);
+        dan_tiles(sides[si]);
+        fails += random_cases(3100 + 100 * (uint64_t)si, sizes, sizeof sizes / sizeof sizes[0]);
+        const odims d = {100, 75, 1};
+        double *b = vol_alloc(d);
+        for (int64_t i = 0; i < odims_count(d); ++i) b[i] = 1;
+        b[odims_count(d) - 1] = 0; /* the last corner: one site for every pixel, Danielsson exact */
+        ecase c = {IWPP_U8, d, b, NULL, 1, 1, 0, 0, "one background pixel, last corner", 0};
+        fails += run_case(&c);
+        fails += dan_tile_stats(side, (100 + side - 1) / side, c.label);
+        b[odims_count(d) - 1] = 1;
+        for (int64_t x = 0; x < d.w; ++x) b[x + d.w * 2] = 0; /* one background row near the top */
+        c.dan_exact = 0;
+        c.label = "one background row";
+        c.spacing = SP_ANISO;
+        fails += run_case(&c);
+        fails += dan_tile_stats(side, (75 - 3) / side, c.label);
+        free(b);
+        if (side == 8) { /* 3D: cubes of 8, a site in the first corner */
+            const odims d3 = {20, 17, 26};
+            double *b3 = vol_alloc(d3);
+            for (int64_t i = 0; i < odims_count(d3); ++i) b3[i] = 1;
+            b3[0] = 0;
+            ecase c3 = {IWPP_F32, d3, b3, NULL, 1, 1, 0, 0, "3D, one background voxel", 0};
+            fails += run_case(&c3);
+            iwpp_stats st;
+            iwpp_context_stats(g_cfg[0].ctx, &st);
+            if (!strstr(st.variant, "tiles-8x8x8") || st.rounds < 4) {
+                print_error("FAIL: 3D Danielsson by tiles: variant %s, %lld rounds\n", st.variant, (long long)st.rounds);
+                ++fails;
+            }
+            free(b3);
+        }
+    }
+    dan_tiles(NULL);
     assert_int_equal(fails, 0);
 }
 
@@ -766,7 +838,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cuda_wide_lines), cmocka_unit_test(test_families),
         cmocka_unit_test(test_banded_paths), cmocka_unit_test(test_lines_path),
         cmocka_unit_test(test_colbands),   cmocka_unit_test(test_buffer_reuse),
-        cmocka_unit_test(test_danielsson_phases),
+        cmocka_unit_test(test_danielsson_phases), cmocka_unit_test(test_danielsson_tiles),
         cmocka_unit_test(test_staged_transfers),
     };
     int failed = HARNESS_RUN("edt", tests);
