@@ -185,45 +185,44 @@ __global__ void dan_final(const unsigned long long *vr, float *dist, int64_t *ne
     }
 }
 
-/* ---- by tiles (the default; opencl/edt_danielsson.cl's edt_dan_tiles is the same) ---- */
-#define DAN_PPI 4         /* tile pixels per thread, at most (iwpp_dan_tile_shape) */
+/* ---- by tiles (the default; opencl/edt_danielsson.cl's edt_dan_tiles is the same and says why) ---- */
 #define DAN_TILE_BATCH 16 /* rounds between reads of the count */
 #define DAN_TILE_SIDE 32  /* 2D tile side by default (cuda.dan_tiles) */
-#define DAN_TILE_THREADS 256
 
 struct dan_tiling {
-    int lg[3]; /* a tile's sides, log2 */
+    int lgs;   /* a tile's side, log2 */
     int nt[3]; /* tiles per axis */
 };
 
-/* Bit (dx + 1) + 3 (dy + 1) + 9 (dz + 1) for each neighbouring tile that sees tile pixel (lx, ly, lz). */
-__device__ __forceinline__ int dan_border_bits(int lx, int ly, int lz, int tx, int ty, int tz, int zh)
+/* d2 of site s at (x, y, z); intd (unit spacing): from integer differences, exact and equal to
+ * site_d2's there (sides below 2^21) */
+__device__ __forceinline__ double dan_d2(unsigned long long s, int64_t x, int64_t y, int64_t z, double hx, double hy,
+                                         double hz, int intd)
 {
-    int bits = 0;
-    for (int dz = -zh; dz <= zh; ++dz)
-        for (int dy = -1; dy <= 1; ++dy)
-            for (int dx = -1; dx <= 1; ++dx) {
-                const bool ok = (dx == 0 || lx == (dx < 0 ? 0 : tx - 1)) && (dy == 0 || ly == (dy < 0 ? 0 : ty - 1)) &&
-                                (dz == 0 || lz == (dz < 0 ? 0 : tz - 1));
-                if (ok && (dx | dy | dz)) bits |= 1 << ((dx + 1) + 3 * (dy + 1) + 9 * (dz + 1));
-            }
-    return bits;
+    if (intd) {
+        const int64_t dx = x - (int64_t)(s & SITE_MASK), dy = y - (int64_t)((s >> SITE_BITS) & SITE_MASK),
+                      dz = z - (int64_t)((s >> (2 * SITE_BITS)) & SITE_MASK);
+        return (double)(dx * dx + dy * dy + dz * dz);
+    }
+    return site_d2(s, x, y, z, hx, hy, hz);
 }
 
 /* One round: counts in cnt[round % 3] (in), cnt[(round + 1) % 3] (out); cnt[3] tiles taken,
- * cnt[4] rounds that had work. dense: round 0, every tile, sites made from the binary image. */
+ * cnt[4] rounds that had work. dense: round 0, every tile, sites made from the binary image.
+ * Shared memory: the sites of the tile and its frame (nh), then a changed byte per tile pixel.
+ * Block: 2 S^(dim - 1) threads. */
 template <typename T>
-__global__ void __launch_bounds__(DAN_TILE_THREADS)
-    dan_tiles(const T *in, unsigned long long *vr, geom g, dan_tiling tl, const unsigned *in_list, unsigned *out_list,
-              unsigned long long *cnt, unsigned *mark, unsigned round, int dense, double hx, double hy, double hz)
+__global__ void dan_tiles(const T *in, unsigned long long *vr, geom g, dan_tiling tl, const unsigned *in_list,
+                          unsigned *out_list, unsigned long long *cnt, unsigned *mark, unsigned round, int dense,
+                          int intd, double hx, double hy, double hz)
 {
     extern __shared__ unsigned long long ls[];
-    __shared__ volatile int lv[4 + 26];
-    const unsigned lid = threadIdx.x, L = blockDim.x;
-    const int lgx = tl.lg[0], lgy = tl.lg[1], lgz = tl.lg[2];
-    const int tx = 1 << lgx, ty = 1 << lgy, tz = 1 << lgz, zh = g.d > 1;
-    const int HX = tx + 2, HY = ty + 2, HZ = tz + 2 * zh;
-    const unsigned nh = (unsigned)(HX * HY * HZ), npix = (unsigned)(tx * ty * tz);
+    __shared__ volatile int lv[4];
+    const int lid = (int)threadIdx.x, L = (int)blockDim.x;
+    const int lgs = tl.lgs, S = 1 << lgs, zh = g.d > 1;
+    const int HX = S + 2, HY = S + 2, HZ = zh ? S + 2 : 1;
+    const int nh = HX * HY * HZ, npix = zh ? S * S * S : S * S, P = L / 2;
+    unsigned char *chg = (unsigned char *)(ls + nh);
     const unsigned ntx = (unsigned)tl.nt[0], nty = (unsigned)tl.nt[1], ntz = (unsigned)tl.nt[2];
     const unsigned n_in = dense ? ntx * nty * ntz : (unsigned)cnt[round % 3];
     unsigned long long *out_n = cnt + (round + 1) % 3;
@@ -232,14 +231,13 @@ __global__ void __launch_bounds__(DAN_TILE_THREADS)
         cnt[3] += n_in;
         cnt[4] += n_in > 0;
     }
-    if ((int)lid < g.n) lv[4 + lid] = g.off[lid][0] + HX * (g.off[lid][1] + HY * g.off[lid][2]);
     for (unsigned ti = blockIdx.x; ti < n_in; ti += gridDim.x) {
         const unsigned t = dense ? ti : in_list[ti];
         const int bx = (int)(t % ntx), br = (int)(t / ntx), by = br % (int)nty, bz = br / (int)nty;
-        const int64_t ox = (int64_t)bx << lgx, oy = (int64_t)by << lgy, oz = (int64_t)bz << lgz;
-        for (unsigned j = lid; j < nh; j += L) { /* the tile and its frame */
-            const int fr = (int)(j / (unsigned)HX);
-            const int64_t x = ox + (int)(j % (unsigned)HX) - 1, y = oy + fr % HY - 1, z = oz + fr / HY - zh;
+        const int64_t ox = (int64_t)bx << lgs, oy = (int64_t)by << lgs, oz = zh ? (int64_t)bz << lgs : 0;
+        for (int j = lid; j < nh; j += L) { /* the tile and its frame */
+            const int fr = j / HX;
+            const int64_t x = ox + j % HX - 1, y = oy + fr % HY - 1, z = oz + fr / HY - zh;
             unsigned long long s = SITE_NONE;
             if (x >= 0 && x < g.w && y >= 0 && y < g.h && z >= 0 && z < g.d) {
                 const int64_t p = x + g.w * (y + g.h * z);
@@ -247,63 +245,128 @@ __global__ void __launch_bounds__(DAN_TILE_THREADS)
             }
             ls[j] = s;
         }
-        if (lid == 0) lv[0] = lv[3] = 0;
+        for (int i = lid; i < npix; i += L) chg[i] = 0;
+        if (lid == 0) lv[0] = lv[1] = lv[2] = lv[3] = 0;
         __syncthreads();
-        unsigned long long s0[DAN_PPI]; /* each own pixel's site as loaded */
-        int li[DAN_PPI];                 /* its place in ls; -1: none (past the tile or the image) */
-        int64_t px[DAN_PPI], py[DAN_PPI], pz[DAN_PPI];
-#pragma unroll
-        for (int m = 0; m < DAN_PPI; ++m) {
-            const unsigned i = lid + (unsigned)m * L;
-            const int lx = (int)(i & (unsigned)(tx - 1)), ly = (int)((i >> lgx) & (unsigned)(ty - 1)),
-                      lz = (int)(i >> (lgx + lgy));
-            px[m] = ox + lx, py[m] = oy + ly, pz[m] = oz + lz;
-            li[m] = i < npix && px[m] < g.w && py[m] < g.h && pz[m] < g.d ? (lx + 1) + HX * ((ly + 1) + HY * (lz + zh)) : -1;
-            s0[m] = li[m] >= 0 ? ls[li[m]] : SITE_NONE;
+        /* only the outer ring of a listed tile can change first (as in edt_dan_tiles) */
+        if (!dense) {
+            bool any = false;
+            for (int i = lid; i < npix; i += L) {
+                const int lx = i & (S - 1), ly = (i >> lgs) & (S - 1), lz = i >> (2 * lgs);
+                const int64_t px = ox + lx, py = oy + ly, pz = oz + lz;
+                if (px >= g.w || py >= g.h || pz >= g.d ||
+                    !(lx == 0 || lx == S - 1 || ly == 0 || ly == S - 1 || (zh && (lz == 0 || lz == S - 1))))
+                    continue;
+                const int li = (lx + 1) + HX * ((ly + 1) + HY * (lz + zh));
+                const unsigned long long s = ls[li];
+                double bd = s == SITE_NONE ? INFINITY : dan_d2(s, px, py, pz, hx, hy, hz, intd);
+                unsigned long long best = s;
+                for (int dz = -zh; dz <= zh && bd > 0.0; ++dz)
+                    for (int dy = -1; dy <= 1; ++dy)
+                        for (int dx = -1; dx <= 1; ++dx) {
+                            const unsigned long long q = ls[li + dx + HX * (dy + HY * dz)];
+                            if (q == SITE_NONE || q == best) continue;
+                            const double dq = dan_d2(q, px, py, pz, hx, hy, hz, intd);
+                            if (dq < bd) best = q, bd = dq;
+                        }
+                if (best != s) ls[li] = best, chg[i] = 1, any = true;
+            }
+            if (any) lv[2] = 1;
+            __syncthreads();
+            if (!lv[2]) lv[1] = -1; /* no sweep (read by all after the next barrier) */
+            __syncthreads();
         }
-        /* relax until a step changes nothing; step k's flag is lv[k % 3], cleared in step k - 1 */
-        for (unsigned k = 0;; ++k) {
+        /* sweeps until one changes nothing; sweep k's flag is lv[k % 3], cleared in sweep k - 1 */
+        const int dir = lid < P ? 1 : -1, u = lid % P % S, v = lid % P / S; /* this thread's place in a plane */
+        for (unsigned k = 0; lv[1] != -1; ++k) {
             if (lid == 0) lv[(k + 1) % 3] = 0;
             bool any = false;
-#pragma unroll
-            for (int m = 0; m < DAN_PPI; ++m) {
-                if (li[m] < 0) continue;
-                const unsigned long long s = ls[li[m]];
-                unsigned long long best = s;
-                double bd = s == SITE_NONE ? INFINITY : site_d2(s, px[m], py[m], pz[m], hx, hy, hz);
-                for (int q = 0; q < g.n; ++q) {
-                    const unsigned long long t = ls[li[m] + lv[4 + q]];
-                    if (t == SITE_NONE || t == best) continue;
-                    const double dt = site_d2(t, px[m], py[m], pz[m], hx, hy, hz);
-                    if (dt < bd) best = t, bd = dt;
+            for (int ax = 0; ax < 2 + zh; ++ax) {
+                const int a = ax == 0 ? 1 : ax == 1 ? 0 : 2; /* rows (y) first, then columns, then z */
+                const int au = a == 0 ? 1 : 0, av = a == 2 ? 1 : 2; /* the plane's axes */
+                const int sa = a == 0 ? 1 : a == 1 ? HX : HX * HY, su = au == 0 ? 1 : HX, sv = av == 1 ? HX : HX * HY;
+                for (int step = 0; step < S; ++step) {
+                    int l3[3];
+                    l3[a] = dir > 0 ? step : S - 1 - step;
+                    l3[au] = u;
+                    l3[av] = v;
+                    const int64_t px = ox + l3[0], py = oy + l3[1], pz = oz + l3[2];
+                    if (px < g.w && py < g.h && pz < g.d) {
+                        const int li = (l3[0] + 1) + HX * ((l3[1] + 1) + HY * (l3[2] + zh));
+                        const unsigned long long s = ls[li];
+                        double bd = s == SITE_NONE ? INFINITY : dan_d2(s, px, py, pz, hx, hy, hz, intd);
+                        unsigned long long best = s;
+                        const int back = li - dir * sa;
+                        for (int dv = -zh; dv <= zh && bd > 0.0; ++dv)
+                            for (int du = -1; du <= 1; ++du) {
+                                const unsigned long long q = ls[back + du * su + dv * sv];
+                                if (q == SITE_NONE || q == best) continue;
+                                const double dq = dan_d2(q, px, py, pz, hx, hy, hz, intd);
+                                if (dq < bd) best = q, bd = dq;
+                            }
+                        if (best != s) {
+                            ls[li] = best;
+                            chg[l3[0] + S * (l3[1] + S * l3[2])] = 1;
+                            any = true;
+                        }
+                    }
+                    __syncthreads();
                 }
-                if (best != s) ls[li[m]] = best, any = true;
             }
             if (any) lv[k % 3] = 1;
             __syncthreads();
             if (!lv[k % 3]) break;
         }
-#pragma unroll
-        for (int m = 0; m < DAN_PPI; ++m) { /* changed pixels back; which neighbours see them */
-            if (li[m] < 0) continue;
-            const unsigned long long s = ls[li[m]];
-            if (dense || s != s0[m]) vr[px[m] + g.w * (py[m] + g.h * pz[m])] = s;
-            if (s != s0[m]) {
-                const int bits = dan_border_bits((int)(px[m] - ox), (int)(py[m] - oy), (int)(pz[m] - oz), tx, ty, tz, zh);
-                if (bits) atomicOr((int *)&lv[3], bits);
-            }
+        for (int i = lid; i < npix; i += L) { /* changed pixels back; the neighbouring tiles to list */
+            const int lx = i & (S - 1), ly = (i >> lgs) & (S - 1), lz = i >> (2 * lgs);
+            const int64_t px = ox + lx, py = oy + ly, pz = oz + lz;
+            if (px >= g.w || py >= g.h || pz >= g.d || !(dense || chg[i])) continue;
+            const int li = (lx + 1) + HX * ((ly + 1) + HY * (lz + zh));
+            const unsigned long long s = ls[li];
+            vr[px + g.w * (py + g.h * pz)] = s;
+            if (!chg[i] || !(lx == 0 || lx == S - 1 || ly == 0 || ly == S - 1 || (zh && (lz == 0 || lz == S - 1))))
+                continue;
+            int bits = 0;
+            for (int dz = -zh; dz <= zh; ++dz)
+                for (int dy = -1; dy <= 1; ++dy)
+                    for (int dx = -1; dx <= 1; ++dx) {
+                        const int tdx = lx + dx < 0 ? -1 : lx + dx >= S, tdy = ly + dy < 0 ? -1 : ly + dy >= S,
+                                  tdz = lz + dz < 0 ? -1 : lz + dz >= S;
+                        const int64_t qx = px + dx, qy = py + dy, qz = pz + dz;
+                        if (!(tdx | tdy | tdz) || qx < 0 || qx >= g.w || qy < 0 || qy >= g.h || qz < 0 || qz >= g.d)
+                            continue;
+                        const double ds = dan_d2(s, qx, qy, qz, hx, hy, hz, intd);
+                        const unsigned long long f = ls[li + dx + HX * (dy + HY * dz)];
+                        if (f != SITE_NONE && !(ds < dan_d2(f, qx, qy, qz, hx, hy, hz, intd))) continue;
+                        if (!dense) { /* the frame may have improved since it was read */
+                            const unsigned long long gq = __ldcg(vr + qx + g.w * (qy + g.h * qz));
+                            if (gq != SITE_NONE && !(ds < dan_d2(gq, qx, qy, qz, hx, hy, hz, intd))) continue;
+                        }
+                        bits |= 1 << ((tdx + 1) + 3 * (tdy + 1) + 9 * (tdz + 1));
+                    }
+            if (bits) atomicOr((int *)&lv[3], bits);
         }
         __syncthreads();
         const int seen = lv[3];
-        if (lid < 27u && ((seen >> lid) & 1)) {
-            const int nx = bx + (int)(lid % 3u) - 1, ny = by + (int)(lid / 3u % 3u) - 1, nz = bz + (int)(lid / 9u) - 1;
-            if (nx >= 0 && nx < (int)ntx && ny >= 0 && ny < (int)nty && nz >= 0 && nz < (int)ntz) {
+        for (int b = lid; b < 27; b += L) { /* (a block of 2 x 8 threads in 2D) */
+            const int nx = bx + b % 3 - 1, ny = by + b / 3 % 3 - 1, nz = bz + b / 9 - 1;
+            if (((seen >> b) & 1) && nx >= 0 && nx < (int)ntx && ny >= 0 && ny < (int)nty && nz >= 0 && nz < (int)ntz) {
                 const unsigned nt = (unsigned)nx + ntx * ((unsigned)ny + nty * (unsigned)nz);
                 if (atomicExch(mark + nt, round) != round) out_list[atomicAdd(out_n, 1ull)] = nt;
             }
         }
-        __syncthreads(); /* ls and lv are the next tile's */
+        __syncthreads(); /* ls, chg and lv are the next tile's */
     }
+}
+
+template <typename T>
+static void launch_tiles(cudaStream_t s, unsigned blocks, unsigned threads, size_t smem, const iwpp_buf *bin,
+                         unsigned long long *vr, const geom &g, const dan_tiling &tl, unsigned *lists[2],
+                         unsigned long long *cnt, unsigned *mark, unsigned round, int intd, const double sp[3])
+{
+    dan_tiles<T><<<blocks, threads, smem, s>>>((const T *)bin->ptr, vr, g, tl, lists[(round + 1) & 1],
+                                               lists[round & 1], cnt, mark, round, round == 0, intd, sp[0], sp[1],
+                                               sp[2]);
 }
 
 /* Rounds of dan_tiles until no tile is listed (round 0: every tile). lists: two of ntiles each;
@@ -315,33 +378,22 @@ static iwpp_status dan_by_tiles(iwpp_context *ctx, const iwpp_buf *bin, unsigned
     cudaStream_t s = st->stream;
     unsigned long long *cnt = st->dctr + 16, *hcnt = st->hctr + 16;
     const unsigned ntiles = (unsigned)tl.nt[0] * (unsigned)tl.nt[1] * (unsigned)tl.nt[2];
-    const int zh = g.d > 1;
-    const size_t smem = (size_t)((1 << tl.lg[0]) + 2) * (size_t)((1 << tl.lg[1]) + 2) *
-                        (size_t)((1 << tl.lg[2]) + 2 * zh) * sizeof(unsigned long long);
-    const unsigned blocks = ntiles < (unsigned)st->sms * 8 ? ntiles : (unsigned)st->sms * 8;
+    const int zh = g.d > 1, side = 1 << tl.lgs;
+    const size_t nh = (size_t)(side + 2) * (size_t)(side + 2) * (size_t)(zh ? side + 2 : 1);
+    const size_t npix = (size_t)side * (size_t)side * (size_t)(zh ? side : 1);
+    const size_t smem = nh * sizeof(unsigned long long) + npix;
+    const unsigned threads = 2u << (tl.lgs * (zh ? 2 : 1));
+    const unsigned blocks = ntiles < (unsigned)st->sms * 16 ? ntiles : (unsigned)st->sms * 16;
+    const int intd = sp[0] == 1.0 && sp[1] == 1.0 && sp[2] == 1.0;
     CU_TRY(ctx, cudaMemsetAsync(mark, 0xFF, (size_t)ntiles * sizeof(unsigned), s), "clearing the tile marks");
     CU_TRY(ctx, cudaMemsetAsync(cnt, 0, 5 * sizeof(unsigned long long), s), "clearing the tile counters");
     unsigned round = 0;
     for (bool more = true; more;) {
         for (int r = 0; r < DAN_TILE_BATCH; ++r, ++round) {
-            const unsigned *in_list = lists[(round + 1) & 1];
-            unsigned *out_list = lists[round & 1];
             switch (bin->type) {
-            case IWPP_U8:
-                dan_tiles<uint8_t><<<blocks, DAN_TILE_THREADS, smem, s>>>((const uint8_t *)bin->ptr, vr, g, tl, in_list,
-                                                                        out_list, cnt, mark, round, round == 0, sp[0],
-                                                                        sp[1], sp[2]);
-                break;
-            case IWPP_U16:
-                dan_tiles<uint16_t><<<blocks, DAN_TILE_THREADS, smem, s>>>((const uint16_t *)bin->ptr, vr, g, tl, in_list,
-                                                                         out_list, cnt, mark, round, round == 0, sp[0],
-                                                                         sp[1], sp[2]);
-                break;
-            default:
-                dan_tiles<float><<<blocks, DAN_TILE_THREADS, smem, s>>>((const float *)bin->ptr, vr, g, tl, in_list,
-                                                                      out_list, cnt, mark, round, round == 0, sp[0],
-                                                                      sp[1], sp[2]);
-                break;
+            case IWPP_U8: launch_tiles<uint8_t>(s, blocks, threads, smem, bin, vr, g, tl, lists, cnt, mark, round, intd, sp); break;
+            case IWPP_U16: launch_tiles<uint16_t>(s, blocks, threads, smem, bin, vr, g, tl, lists, cnt, mark, round, intd, sp); break;
+            default: launch_tiles<float>(s, blocks, threads, smem, bin, vr, g, tl, lists, cnt, mark, round, intd, sp); break;
             }
         }
         CU_TRY(ctx, cudaMemcpyAsync(hcnt, cnt, 5 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
@@ -350,7 +402,7 @@ static iwpp_status dan_by_tiles(iwpp_context *ctx, const iwpp_buf *bin, unsigned
         if (e != IWPP_OK) return e;
         more = hcnt[round % 3] > 0;
     }
-    ctx->stats.pixels_visited += (int64_t)hcnt[3] << (tl.lg[0] + tl.lg[1] + tl.lg[2]);
+    ctx->stats.pixels_visited += (int64_t)hcnt[3] * (int64_t)npix;
     ctx->stats.rounds += (int64_t)hcnt[4];
     return IWPP_OK;
 }
@@ -501,13 +553,13 @@ iwpp_status iwpp_cuda_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, con
                               (long long)SITE_MASK);
     const geom g = make_geom(bin, 26);
     const size_t vr_bytes = ((size_t)n * 8 + 255) & ~(size_t)255;
-    const int side = (int)iwpp_tune_int(ctx, IWPP_TUNE_CUDA_DAN_TILES, DAN_TILE_SIDE, 0, 32);
+    const int side = (int)iwpp_tune_int(ctx, IWPP_TUNE_CUDA_DAN_TILES, DAN_TILE_SIDE, 0, 64);
     dan_tiling tl;
     size_t tile_bytes = 0;
     if (side > 0) {
-        iwpp_dan_tile_shape(d, side, DAN_TILE_THREADS, tl.lg);
+        tl.lgs = iwpp_dan_tile_side(d, side, 1024);
         const int64_t dims[3] = {w, h, d};
-        for (int i = 0; i < 3; ++i) tl.nt[i] = (int)((dims[i] + (1 << tl.lg[i]) - 1) >> tl.lg[i]);
+        for (int i = 0; i < 3; ++i) tl.nt[i] = (int)(i == 2 && d == 1 ? 1 : (dims[i] + (1 << tl.lgs) - 1) >> tl.lgs);
         tile_bytes = ((size_t)tl.nt[0] * (size_t)tl.nt[1] * (size_t)tl.nt[2] * sizeof(unsigned) + 255) & ~(size_t)255;
     }
     const int small = n < (int64_t)0xFFFFFFF0ll;
@@ -540,8 +592,8 @@ iwpp_status iwpp_cuda_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, con
         vr, (float *)dist->ptr, nearest ? (int64_t *)nearest->ptr : NULL, w, h, n, sp[0], sp[1], sp[2]);
     if ((e = cu_timer_stop(ctx)) != IWPP_OK) return e;
     if (side > 0)
-        snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-danielsson/tiles-%dx%dx%d", 1 << tl.lg[0],
-                 1 << tl.lg[1], 1 << tl.lg[2]);
+        snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-danielsson/tiles-%dx%dx%d", 1 << tl.lgs,
+                 1 << tl.lgs, d > 1 ? 1 << tl.lgs : 1);
     else
         snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "edt-danielsson/%s",
                  ctx->queue_variant == IWPP_QUEUE_ATOMIC      ? "atomic"

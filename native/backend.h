@@ -34,18 +34,16 @@ typedef struct iwpp_buf {
 
 static inline int64_t iwpp_buf_count(const iwpp_buf *b) { return b->w * b->h * b->d; }
 
-/* The Danielsson EDT by tiles on the GPUs (cuda/edt_danielsson.cu, opencl/edt_danielsson.c): the
- * tile's sides as powers of two (lg[0..2]) for work-groups of `group` items holding at most four
- * tile pixels each. 2D: side x side; 3D: cubes of at most 8 (a front crosses a tile in about its
- * side's local steps, and a 3D tile of side 16 would be 4096 pixels). side: a power of two. */
-static inline void iwpp_dan_tile_shape(int64_t d, int side, int group, int lg[3])
+/* The Danielsson EDT by tiles on the GPUs (cuda/edt_danielsson.cu, opencl/edt_danielsson.c): log2
+ * of the tile side, for a side of at most `side` (2D; 3D cubes: at most 8) whose work-group of
+ * 2 side^(dim - 1) items (the two directions of a sweep, a plane each) is at most `group`. */
+static inline int iwpp_dan_tile_side(int64_t d, int side, int group)
 {
     int l = 0;
-    while ((2 << l) <= side) ++l;
-    lg[0] = lg[1] = d > 1 && l > 3 ? 3 : l;
-    lg[2] = d > 1 ? lg[0] : 0;
-    for (int a = 0; (1LL << (lg[0] + lg[1] + lg[2])) > 4LL * group; a = (a + 1) % 3)
-        if (lg[a] > 0) --lg[a];
+    while ((2 << l) <= side && l < 6) ++l;
+    if (d > 1 && l > 3) l = 3;
+    while (l > 0 && ((int64_t)2 << (l * (d > 1 ? 2 : 1))) > group) --l;
+    return l;
 }
 
 /**

@@ -36,7 +36,7 @@ typedef struct dan_call {
     iwpp_ocl *s;
     cl_kernel k[K_COUNT];
     cl_int w, h, d, sy, sz, noffs;
-    cl_int lg[3], nt[3]; /* by tiles: a tile's sides (log2), tiles per axis */
+    cl_int lgs, nt[3]; /* by tiles: a tile's side (log2), tiles per axis */
     cl_uint n;
     cl_double hx, hy, hz;
     iwpp_ocl_mlq q;
@@ -235,15 +235,15 @@ static cl_int dan_final(const dan_call *c, cl_mem md, cl_mem mn, cl_int want, si
 /* ---- by tiles ---- */
 
 /* Rounds of edt_dan_tiles until no tile is listed: round 0 takes every tile and makes the sites
- * from the binary image; the list of round r + 1 holds the tiles whose frame changed in round r. */
+ * from the binary image; the list of round r + 1 holds the tiles that round r's changes reach. */
 static cl_int dan_tile_rounds(iwpp_context *ctx, dan_call *c, cl_mem bin, size_t lg)
 {
     iwpp_ocl *s = c->s;
     const cl_uint ntiles = (cl_uint)c->nt[0] * (cl_uint)c->nt[1] * (cl_uint)c->nt[2];
-    const int zh = c->d > 1;
-    const size_t ls_bytes = (size_t)((1 << c->lg[0]) + 2) * (size_t)((1 << c->lg[1]) + 2) *
-                            (size_t)((1 << c->lg[2]) + 2 * zh) * sizeof(cl_uint);
-    size_t groups = (size_t)(s->compute_units > 0 ? s->compute_units : 1) * (s->is_gpu ? 8 : 2);
+    const int zh = c->d > 1, side = 1 << c->lgs;
+    const size_t nh = (size_t)(side + 2) * (size_t)(side + 2) * (size_t)(zh ? side + 2 : 1);
+    const size_t npix = (size_t)side * (size_t)side * (size_t)(zh ? side : 1);
+    size_t groups = (size_t)(s->compute_units > 0 ? s->compute_units : 1) * (s->is_gpu ? 16 : 2);
     if (groups > ntiles) groups = ntiles;
     const cl_uint zero = 0, ones = 0xffffffffu;
     cl_int err = s->api->clEnqueueFillBuffer(s->queue, c->cnt, &zero, 4, 0, 6 * 4, 0, NULL, NULL);
@@ -255,9 +255,7 @@ static cl_int dan_tile_rounds(iwpp_context *ctx, dan_call *c, cl_mem bin, size_t
             iwpp_kargs a = iwpp_kargs_of(s, c->k[K_TILES]);
             ka_mem(&a, bin);
             ka_sites(&a, c);
-            ka_mem(&a, c->offs);
-            ka_int(&a, c->noffs);
-            for (int i = 0; i < 3; ++i) ka_int(&a, c->lg[i]);
+            ka_int(&a, c->lgs);
             for (int i = 0; i < 3; ++i) ka_int(&a, c->nt[i]);
             ka_mem(&a, c->la);
             ka_mem(&a, c->lb);
@@ -265,9 +263,11 @@ static cl_int dan_tile_rounds(iwpp_context *ctx, dan_call *c, cl_mem bin, size_t
             ka_mem(&a, c->mark);
             ka_uint(&a, round);
             ka_int(&a, round == 0);
+            ka_int(&a, c->hx == 1.0 && c->hy == 1.0 && c->hz == 1.0);
             ka_spacing(&a, c);
-            ka_local(&a, ls_bytes);
-            ka_local(&a, (4 + 26) * sizeof(cl_int));
+            ka_local(&a, nh * sizeof(cl_uint));
+            ka_local(&a, npix);
+            ka_local(&a, 4 * sizeof(cl_int));
             err = a.err;
             if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, c->k[K_TILES], groups * lg, lg);
             cl_mem t = c->la;
@@ -277,22 +277,21 @@ static cl_int dan_tile_rounds(iwpp_context *ctx, dan_call *c, cl_mem bin, size_t
         if (err == CL_SUCCESS) err = s->api->clEnqueueReadBuffer(s->queue, c->cnt, CL_TRUE, 0, sizeof cnt, cnt, 0, NULL, NULL);
         more = cnt[round % 3] > 0;
     }
-    const int64_t tile_px = (int64_t)1 << (c->lg[0] + c->lg[1] + c->lg[2]);
-    ctx->stats.pixels_visited += ((int64_t)cnt[3] + ((int64_t)cnt[4] << 32)) * tile_px;
+    ctx->stats.pixels_visited += ((int64_t)cnt[3] + ((int64_t)cnt[4] << 32)) * (int64_t)npix;
     ctx->stats.rounds += cnt[5];
     return err;
 }
 
-/* Tiles of a side of `side` pixels (3D: cubes, iwpp_dan_tile_shape) in work-groups of 256. */
+/* Tiles of side `side` (3D: cubes, iwpp_dan_tile_side), work-groups of 2 side^(dim - 1) items. */
 static iwpp_status dan_by_tiles(iwpp_context *ctx, dan_call *c, cl_mem bin, int side, int *ran)
 {
     iwpp_ocl *s = c->s;
-    const size_t lg = iwpp_ocl_group_size(s, c->k[K_TILES], 256);
     *ran = 0;
-    if (lg < 32) return IWPP_OK; /* tiles of a few pixels: the queues instead */
-    iwpp_dan_tile_shape(c->d, side, (int)lg, c->lg);
+    c->lgs = iwpp_dan_tile_side(c->d, side, (int)iwpp_ocl_group_size(s, c->k[K_TILES], 1024));
+    if (c->lgs < 2) return IWPP_OK; /* work-groups too small for tiles of 4: the queues instead */
+    const size_t lg = (size_t)2 << (c->lgs * (c->d > 1 ? 2 : 1));
     const int64_t dims[3] = {c->w, c->h, c->d};
-    for (int i = 0; i < 3; ++i) c->nt[i] = (cl_int)((dims[i] + (1 << c->lg[i]) - 1) >> c->lg[i]);
+    for (int i = 0; i < 3; ++i) c->nt[i] = (cl_int)(i == 2 && c->d == 1 ? 1 : (dims[i] + (1 << c->lgs) - 1) >> c->lgs);
     const size_t ntiles = (size_t)c->nt[0] * (size_t)c->nt[1] * (size_t)c->nt[2];
     const size_t bytes[5] = {(size_t)c->n * 4, ntiles * 4, ntiles * 4, ntiles * 4, 6 * 4};
     static const char *const what[5] = {"the nearest-site map", "the tile list", "the tile list", "the tile marks",
@@ -338,11 +337,12 @@ iwpp_status iwpp_ocl_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, cons
      * runtime's choice follows the (per-round) global size */
     const size_t lg = c.s->is_gpu ? 0 : 64;
     ctx->stats.pixels_visited = ctx->stats.rounds = ctx->stats.overflow_reruns = 0; /* the phases add */
-    const int side = (int)iwpp_tune_int(ctx, IWPP_TUNE_OCL_DAN_TILES, DAN_TILE_SIDE, 0, 32);
+    const int side = (int)iwpp_tune_int(ctx, IWPP_TUNE_OCL_DAN_TILES, DAN_TILE_SIDE, 0, 64);
     int tiled = 0;
-    if (!(rs = iwpp_ocl_offsets(ctx, 26, bin, &c.offs, &c.noffs))) {
-        if (side > 0) rs = dan_by_tiles(ctx, &c, (cl_mem)bin->ptr, side, &tiled);
-        if (!rs && !tiled) rs = dan_by_queue(ctx, &c, (cl_mem)bin->ptr, lg);
+    if (side > 0) rs = dan_by_tiles(ctx, &c, (cl_mem)bin->ptr, side, &tiled);
+    if (!rs && !tiled) rs = iwpp_ocl_offsets(ctx, 26, bin, &c.offs, &c.noffs);
+    if (!rs) {
+        if (!tiled) rs = dan_by_queue(ctx, &c, (cl_mem)bin->ptr, lg);
         if (!rs) {
             const cl_int err = dan_final(&c, (cl_mem)dist->ptr, nearest ? (cl_mem)nearest->ptr : (cl_mem)dist->ptr,
                                          nearest != NULL, lg);
@@ -352,8 +352,8 @@ iwpp_status iwpp_ocl_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, cons
     dan_free(&c);
     if (rs) return rs;
     if (tiled)
-        snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-edt-danielsson/tiles-%dx%dx%d", 1 << c.lg[0],
-                 1 << c.lg[1], 1 << c.lg[2]);
+        snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-edt-danielsson/tiles-%dx%dx%d", 1 << c.lgs,
+                 1 << c.lgs, c.d > 1 ? 1 << c.lgs : 1);
     else
         snprintf(ctx->stats.variant, sizeof ctx->stats.variant, "ocl-edt-danielsson/%s", c.q.vname);
     return IWPP_OK;

@@ -192,64 +192,59 @@ __kernel void edt_dan_queue(__global uint *vr, int w, int h, int d, int sy, int 
 
 /* ---- By tiles (the default) ----
  * Round r takes a list of tiles (round 0: every tile, its sites made from the binary image).
- * A work-group loads its tile and a one-pixel frame of the neighbours' sites into local memory
- * and relaxes it there until nothing changes: each pixel takes the nearest of its neighbours'
- * sites when that is strictly nearer than its own (the same fixpoint as the queue's offers, so
- * the same bounds). Changed pixels go back to the site map; a tile whose border pixels changed
- * lists the neighbours that see them for round r + 1, once (mark[t] = r). Tiles of one round
- * write disjoint pixels; a neighbour that read a border before it changed is listed again, so
- * the last round leaves every pixel's site unbeatable by its neighbours'. A front crosses a tile
- * in local steps of a barrier each, not in global rounds: a one-row background at 8192^2 takes
- * 128 rounds instead of 4096. Counts as edt_dan_round's: cnt[r % 3] in, cnt[(r + 1) % 3] out,
- * cnt[3..4] tiles taken (64-bit), cnt[5] rounds that had work. lv: 4 + noffs ints. */
-#define DAN_PPI 4 /* tile pixels per work-item, at most (the host sizes tiles to fit) */
-
-inline double dan_site_d2(uint s, int3 c, int w, int h, int sy, int sz, double hx, double hy, double hz)
+ * A work-group loads its tile (a square of side S, or a cube in 3D) and a one-pixel frame of the
+ * neighbours' sites into local memory and relaxes it there until nothing changes: a pixel takes
+ * the nearest of its neighbours' sites when that is strictly nearer than its own (the fixpoint
+ * of the queue's offers, so the same bounds). It relaxes by sweeps, as Danielsson's own passes:
+ * for each axis, the work-group's two halves walk the tile plane by plane in the two directions
+ * at once (a barrier a step), each pixel of a plane taking from its 3 (2D) or 9 (3D) neighbours
+ * in the plane before, so a front crosses the whole tile in one sweep; sweeps repeat until one
+ * changes nothing (every pixel then keeps its site against all 8 / 26 neighbours). The halves
+ * never write the same plane in one step (S is even). Changed pixels go back to the site map;
+ * a changed pixel on the tile's border lists the neighbouring tile that holds a pixel next to
+ * it which would take its site (checked against the frame as loaded, then against the site map
+ * now), for round r + 1, once (mark[t] = r). Tiles of one round write disjoint pixels, and a
+ * tile that read a border before it changed is listed again by it. Counts as edt_dan_round's:
+ * cnt[r % 3] in, cnt[(r + 1) % 3] out, cnt[3..4] tiles taken (64-bit), cnt[5] rounds that had
+ * work. intd (unit spacing): squared distances from integer differences, exact and equal to the
+ * double formula's there. Local memory: ls (the frame and tile, nh sites), chg (S^dim bytes:
+ * changed), lv (4 flags). Work-group: 2 S^(dim-1) items. */
+inline double dan_d2(uint s, int3 c, int w, int h, int sy, int sz, double hx, double hy, double hz, int intd)
 {
-    return site_d2(site_xyz(s, w, h, sy, sz), c, hx, hy, hz);
-}
-
-/* Bit (dx + 1) + 3 (dy + 1) + 9 (dz + 1) for each neighbouring tile that sees tile pixel l. */
-inline int dan_border_bits(int3 l, int tx, int ty, int tz, int zh)
-{
-    int bits = 0;
-    for (int dz = -zh; dz <= zh; ++dz)
-        for (int dy = -1; dy <= 1; ++dy)
-            for (int dx = -1; dx <= 1; ++dx) {
-                const int ok = (dx == 0 || l.x == (dx < 0 ? 0 : tx - 1)) && (dy == 0 || l.y == (dy < 0 ? 0 : ty - 1)) &&
-                               (dz == 0 || l.z == (dz < 0 ? 0 : tz - 1));
-                if (ok && (dx | dy | dz)) bits |= 1 << ((dx + 1) + 3 * (dy + 1) + 9 * (dz + 1));
-            }
-    return bits;
+    const int3 sc = site_xyz(s, w, h, sy, sz);
+    if (intd) {
+        const long dx = c.x - sc.x, dy = c.y - sc.y, dz = c.z - sc.z;
+        return (double)(dx * dx + dy * dy + dz * dz);
+    }
+    return site_d2(sc, c, hx, hy, hz);
 }
 
 __kernel void edt_dan_tiles(__global const pix_t *in, __global uint *vr, int w, int h, int d, int sy, int sz,
-                            __constant int4 *offs, int noffs, int lgx, int lgy, int lgz, int ntx, int nty, int ntz,
-                            __global const uint *in_list, __global uint *out_list, __global volatile uint *cnt,
-                            __global volatile uint *mark, uint round, int dense, double hx, double hy, double hz,
-                            __local uint *ls, __local volatile int *lv)
+                            int lgs, int ntx, int nty, int ntz, __global const uint *in_list,
+                            __global uint *out_list, __global volatile uint *cnt, __global volatile uint *mark,
+                            uint round, int dense, int intd, double hx, double hy, double hz, __local uint *ls,
+                            __local uchar *chg, __local volatile int *lv)
 {
-    const uint lid = (uint)get_local_id(0), L = (uint)get_local_size(0);
-    const int tx = 1 << lgx, ty = 1 << lgy, tz = 1 << lgz, zh = d > 1;
-    const int HX = tx + 2, HY = ty + 2, HZ = tz + 2 * zh;
-    const uint nh = (uint)(HX * HY * HZ), npix = (uint)(tx * ty * tz);
+    const int lid = (int)get_local_id(0), L = (int)get_local_size(0);
+    const int S = 1 << lgs, zh = d > 1;
+    const int HX = S + 2, HY = S + 2, HZ = zh ? S + 2 : 1;
+    const int nh = HX * HY * HZ, npix = zh ? S * S * S : S * S, P = L / 2;
     const uint n_in = dense ? (uint)(ntx * nty * ntz) : cnt[round % 3];
     __global volatile uint *out_n = cnt + (round + 1) % 3;
     if (get_global_id(0) == 0) { /* one writer per round, rounds in order: plain stores */
         cnt[(round + 2) % 3] = 0;
-        const uint lo = cnt[3], nlo = lo + n_in;
-        cnt[3] = nlo;
-        cnt[4] += nlo < lo;
+        const uint c3 = cnt[3], nc3 = c3 + n_in;
+        cnt[3] = nc3;
+        cnt[4] += nc3 < c3;
         cnt[5] += n_in > 0;
     }
-    if ((int)lid < noffs) lv[4 + lid] = offs[lid].x + HX * (offs[lid].y + HY * offs[lid].z);
     for (uint ti = (uint)get_group_id(0); ti < n_in; ti += (uint)get_num_groups(0)) {
         const uint t = dense ? ti : in_list[ti];
         const int bx = (int)(t % (uint)ntx), br = (int)(t / (uint)ntx), by = br % nty, bz = br / nty;
-        const int3 o = (int3)(bx << lgx, by << lgy, bz << lgz);
-        for (uint j = lid; j < nh; j += L) { /* the tile and its frame */
-            const int fr = (int)(j / (uint)HX);
-            const int3 c = o + (int3)((int)(j % (uint)HX) - 1, fr % HY - 1, fr / HY - zh);
+        const int3 o = (int3)(bx << lgs, by << lgs, zh ? bz << lgs : 0);
+        for (int j = lid; j < nh; j += L) { /* the tile and its frame */
+            const int fr = j / HX;
+            const int3 c = o + (int3)(j % HX - 1, fr % HY - 1, fr / HY - zh);
             uint s = DAN_NONE;
             if (c.x >= 0 && c.x < w && c.y >= 0 && c.y < h && c.z >= 0 && c.z < d) {
                 const uint p = (uint)c.x + (uint)w * ((uint)c.y + (uint)h * (uint)c.z);
@@ -257,61 +252,119 @@ __kernel void edt_dan_tiles(__global const pix_t *in, __global uint *vr, int w, 
             }
             ls[j] = s;
         }
-        if (lid == 0) lv[0] = lv[3] = 0;
+        for (int i = lid; i < npix; i += L) chg[i] = 0;
+        if (lid == 0) lv[0] = lv[1] = lv[2] = lv[3] = 0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint s0[DAN_PPI]; /* each own pixel's site as loaded */
-        int li[DAN_PPI];  /* its place in ls; -1: none (past the tile or the image) */
-        int3 pc[DAN_PPI]; /* its coordinates */
-        for (int m = 0; m < DAN_PPI; ++m) {
-            const uint i = lid + (uint)m * L;
-            const int3 l = (int3)((int)(i & (uint)(tx - 1)), (int)((i >> lgx) & (uint)(ty - 1)), (int)(i >> (lgx + lgy)));
-            pc[m] = o + l;
-            li[m] = i < npix && pc[m].x < w && pc[m].y < h && pc[m].z < d ? (l.x + 1) + HX * ((l.y + 1) + HY * (l.z + zh))
-                                                                           : -1;
-            s0[m] = li[m] >= 0 ? ls[li[m]] : DAN_NONE;
+        /* a listed tile was relaxed when it was last taken and nobody else writes its pixels: only
+         * its outer ring can change first. The ring against all its neighbours; no sweep if none changed */
+        if (!dense) {
+            int any = 0;
+            for (int i = lid; i < npix; i += L) {
+                const int3 l = (int3)(i & (S - 1), (i >> lgs) & (S - 1), i >> (2 * lgs));
+                const int3 pc = o + l;
+                if (pc.x >= w || pc.y >= h || pc.z >= d ||
+                    !(l.x == 0 || l.x == S - 1 || l.y == 0 || l.y == S - 1 || (zh && (l.z == 0 || l.z == S - 1))))
+                    continue;
+                const int li = (l.x + 1) + HX * ((l.y + 1) + HY * (l.z + zh));
+                const uint s = ls[li];
+                double bd = s == DAN_NONE ? INFINITY : dan_d2(s, pc, w, h, sy, sz, hx, hy, hz, intd);
+                uint best = s;
+                for (int dz = -zh; dz <= zh && bd > 0.0; ++dz)
+                    for (int dy = -1; dy <= 1; ++dy)
+                        for (int dx = -1; dx <= 1; ++dx) {
+                            const uint q = ls[li + dx + HX * (dy + HY * dz)];
+                            if (q == DAN_NONE || q == best) continue;
+                            const double dq = dan_d2(q, pc, w, h, sy, sz, hx, hy, hz, intd);
+                            if (dq < bd) best = q, bd = dq;
+                        }
+                if (best != s) ls[li] = best, chg[i] = 1, any = 1;
+            }
+            if (any) lv[2] = 1;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (!lv[2]) lv[1] = -1; /* no sweep (read by all after the next barrier) */
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        /* relax until a step changes nothing; step k's flag is lv[k % 3], cleared in step k - 1
-         * (its last readers passed the barrier of step k - 2 before) */
-        for (uint k = 0;; ++k) {
+        /* sweeps until one changes nothing; sweep k's flag is lv[k % 3], cleared in sweep k - 1
+         * (its last readers passed the barrier of sweep k - 2 before) */
+        const int dir = lid < P ? 1 : -1, u = lid % P % S, v = lid % P / S; /* this item's place in a plane */
+        for (uint k = 0; lv[1] != -1; ++k) {
             if (lid == 0) lv[(k + 1) % 3] = 0;
             int any = 0;
-            for (int m = 0; m < DAN_PPI; ++m) {
-                if (li[m] < 0) continue;
-                const uint s = ls[li[m]];
-                uint best = s;
-                double bd = s == DAN_NONE ? INFINITY : dan_site_d2(s, pc[m], w, h, sy, sz, hx, hy, hz);
-                for (int q = 0; q < noffs; ++q) {
-                    const uint t = ls[li[m] + lv[4 + q]];
-                    if (t == DAN_NONE || t == best) continue;
-                    const double dt = dan_site_d2(t, pc[m], w, h, sy, sz, hx, hy, hz);
-                    if (dt < bd) best = t, bd = dt;
+            for (int ax = 0; ax < 2 + zh; ++ax) {
+                const int a = ax == 0 ? 1 : ax == 1 ? 0 : 2; /* rows (y) first, then columns, then z */
+                const int au = a == 0 ? 1 : 0, av = a == 2 ? 1 : 2; /* the plane's axes */
+                const int sa = a == 0 ? 1 : a == 1 ? HX : HX * HY, su = au == 0 ? 1 : HX, sv = av == 1 ? HX : HX * HY;
+                for (int step = 0; step < S; ++step) {
+                    int l3[3];
+                    l3[a] = dir > 0 ? step : S - 1 - step;
+                    l3[au] = u;
+                    l3[av] = v;
+                    const int3 pc = o + (int3)(l3[0], l3[1], l3[2]);
+                    if (pc.x < w && pc.y < h && pc.z < d) {
+                        const int li = (l3[0] + 1) + HX * ((l3[1] + 1) + HY * (l3[2] + zh));
+                        const uint s = ls[li];
+                        double bd = s == DAN_NONE ? INFINITY : dan_d2(s, pc, w, h, sy, sz, hx, hy, hz, intd);
+                        uint best = s;
+                        const int back = li - dir * sa;
+                        for (int dv = -zh; dv <= zh && bd > 0.0; ++dv)
+                            for (int du = -1; du <= 1; ++du) {
+                                const uint q = ls[back + du * su + dv * sv];
+                                if (q == DAN_NONE || q == best) continue;
+                                const double dq = dan_d2(q, pc, w, h, sy, sz, hx, hy, hz, intd);
+                                if (dq < bd) best = q, bd = dq;
+                            }
+                        if (best != s) {
+                            ls[li] = best;
+                            chg[l3[0] + S * (l3[1] + S * l3[2])] = 1;
+                            any = 1;
+                        }
+                    }
+                    barrier(CLK_LOCAL_MEM_FENCE);
                 }
-                if (best != s) ls[li[m]] = best, any = 1;
             }
             if (any) lv[k % 3] = 1;
             barrier(CLK_LOCAL_MEM_FENCE);
             if (!lv[k % 3]) break;
         }
-        for (int m = 0; m < DAN_PPI; ++m) { /* changed pixels back; which neighbours see them */
-            if (li[m] < 0) continue;
-            const uint s = ls[li[m]];
-            if (dense || s != s0[m])
-                vr[(uint)pc[m].x + (uint)w * ((uint)pc[m].y + (uint)h * (uint)pc[m].z)] = s;
-            if (s != s0[m]) {
-                const int bits = dan_border_bits(pc[m] - o, tx, ty, tz, zh);
-                if (bits) atomic_or(&lv[3], bits);
-            }
+        for (int i = lid; i < npix; i += L) { /* changed pixels back; the neighbouring tiles to list */
+            const int3 l = (int3)(i & (S - 1), (i >> lgs) & (S - 1), i >> (2 * lgs));
+            const int3 pc = o + l;
+            if (pc.x >= w || pc.y >= h || pc.z >= d || !(dense || chg[i])) continue;
+            const int li = (l.x + 1) + HX * ((l.y + 1) + HY * (l.z + zh));
+            const uint s = ls[li];
+            vr[(uint)pc.x + (uint)w * ((uint)pc.y + (uint)h * (uint)pc.z)] = s;
+            if (!chg[i] || !(l.x == 0 || l.x == S - 1 || l.y == 0 || l.y == S - 1 || (zh && (l.z == 0 || l.z == S - 1))))
+                continue;
+            int bits = 0;
+            for (int dz = -zh; dz <= zh; ++dz)
+                for (int dy = -1; dy <= 1; ++dy)
+                    for (int dx = -1; dx <= 1; ++dx) {
+                        const int3 lq = l + (int3)(dx, dy, dz), q = pc + (int3)(dx, dy, dz);
+                        const int tdx = lq.x < 0 ? -1 : lq.x >= S, tdy = lq.y < 0 ? -1 : lq.y >= S,
+                                  tdz = lq.z < 0 ? -1 : lq.z >= S;
+                        if (!(tdx | tdy | tdz) || q.x < 0 || q.x >= w || q.y < 0 || q.y >= h || q.z < 0 || q.z >= d)
+                            continue;
+                        const double ds = dan_d2(s, q, w, h, sy, sz, hx, hy, hz, intd);
+                        const uint f = ls[li + dx + HX * (dy + HY * dz)];
+                        if (f != DAN_NONE && !(ds < dan_d2(f, q, w, h, sy, sz, hx, hy, hz, intd))) continue;
+                        if (!dense) { /* the frame may have improved since it was read */
+                            const uint g = vr[(uint)q.x + (uint)w * ((uint)q.y + (uint)h * (uint)q.z)];
+                            if (g != DAN_NONE && !(ds < dan_d2(g, q, w, h, sy, sz, hx, hy, hz, intd))) continue;
+                        }
+                        bits |= 1 << ((tdx + 1) + 3 * (tdy + 1) + 9 * (tdz + 1));
+                    }
+            if (bits) atomic_or(&lv[3], bits);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         const int seen = lv[3];
-        if (lid < 27u && ((seen >> lid) & 1)) {
-            const int nx = bx + (int)(lid % 3u) - 1, ny = by + (int)(lid / 3u % 3u) - 1, nz = bz + (int)(lid / 9u) - 1;
-            if (nx >= 0 && nx < ntx && ny >= 0 && ny < nty && nz >= 0 && nz < ntz) {
+        for (int b = lid; b < 27; b += L) { /* (a work-group of 2 x 8 items in 2D) */
+            const int nx = bx + b % 3 - 1, ny = by + b / 3 % 3 - 1, nz = bz + b / 9 - 1;
+            if (((seen >> b) & 1) && nx >= 0 && nx < ntx && ny >= 0 && ny < nty && nz >= 0 && nz < ntz) {
                 const uint nt = (uint)nx + (uint)ntx * ((uint)ny + (uint)nty * (uint)nz);
                 if (atomic_xchg(&mark[nt], round) != round) out_list[atomic_inc(out_n)] = nt;
             }
         }
-        barrier(CLK_LOCAL_MEM_FENCE); /* ls and lv are the next tile's */
+        barrier(CLK_LOCAL_MEM_FENCE); /* ls, chg and lv are the next tile's */
     }
 }
 

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# One call on the GPU machine for the Danielsson EDT (issue 12): build (CUDA sm_90, OpenCL, tests),
+# test_edt on CUDA and NVIDIA's OpenCL, then edt_families --method danielsson on every family by
+# tiles (the default) and pixel by pixel through the queues ({cuda,ocl}.dan_tiles=0) in the same
+# run, each checked against its bounds, and bench/dan_ratios.py: OpenCL / CUDA and tiles / queues
+# per family, the worst family per size.
+#   bash bench/dan_device.sh [test|bench|all]     (needs .device/ carried for CMocka)
+# DAN_SIZES (default 4096,8192,512^3), DAN_REPS (3), DAN_QUEUE (1: also the queues; 0: skip),
+# DAN_SIDES (extra 2D tile sides to time, e.g. "16 64"; default none), DAN_FILTER (the tests: only
+# those test_edt cases, e.g. "test_danielsson*").
+set -u
+PHASE=${1:-all}
+LOG_NAME=dan
+. "$(dirname "$0")/device_env.sh"
+nvidia-smi -L; nproc
+B=$ROOT/build-dan
+stamp configure
+cmake -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=Release -DIWPP_ENABLE_JAVA=OFF -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DCMAKE_PREFIX_PATH=/tmp/cm/usr -DCMAKE_EXE_LINKER_FLAGS=-Wl,-rpath,/tmp/cm/usr/lib/x86_64-linux-gnu \
+  2>&1 | grep -E "IWPP|Error"
+stamp build
+cmake --build "$B" -j16 --target test_edt edt_families 2>&1 | grep -E "warning|error" | head -20
+if [ "$PHASE" != bench ]; then
+  stamp "test_edt on cuda and opencl"
+  (cd "$B" && IWPP_TEST_FILTER="${DAN_FILTER:-}" timeout 300 ctest -j2 --output-on-failure -R "test_edt_(cuda|opencl)" 2>&1 | tail -30)
+fi
+[ "$PHASE" = test ] && { stamp done; exit 0; }
+SIZES=${DAN_SIZES:-4096,8192,512^3}
+fam() { # name, then environment settings
+  local name=$1; shift
+  stamp "edt_families danielsson $name $SIZES"
+  env "$@" timeout 300 stdbuf -oL "$B/bench/edt_families" --method danielsson --sizes "$SIZES" \
+    --backends cuda,opencl --threads "$(nproc)" --reps "${DAN_REPS:-3}" --stats \
+    --csv "$OUT/dan_$name.csv" | grep -E "==|FAIL|differ|outside|#"
+}
+fam tiles
+for side in ${DAN_SIDES:-}; do fam "tiles$side" IWPP_CUDA_DAN_TILES="$side" IWPP_OCL_DAN_TILES="$side"; done
+[ "${DAN_QUEUE:-1}" = 1 ] && fam queue IWPP_CUDA_DAN_TILES=0 IWPP_OCL_DAN_TILES=0
+stamp ratios
+python3 "$ROOT/bench/dan_ratios.py" "$OUT"/dan_*.csv
+stamp done
