@@ -187,7 +187,7 @@ __global__ void dan_final(const unsigned long long *vr, float *dist, int64_t *ne
 
 /* ---- by tiles (the default; opencl/edt_danielsson.cl's edt_dan_tiles is the same and says why) ---- */
 #define DAN_TILE_BATCH 16 /* rounds between reads of the count */
-#define DAN_TILE_SIDE 32  /* 2D tile side by default (cuda.dan_tiles) */
+#define DAN_TILE_SIDE 64  /* 2D tile side by default (cuda.dan_tiles; 3D: the queue by default) */
 
 struct dan_tiling {
     int lgs;   /* a tile's side, log2 */
@@ -220,7 +220,7 @@ __global__ void dan_tiles(const T *in, unsigned long long *vr, geom g, dan_tilin
     __shared__ volatile int lv[4];
     const int lid = (int)threadIdx.x, L = (int)blockDim.x;
     const int lgs = tl.lgs, S = 1 << lgs, zh = g.d > 1;
-    const int HX = S + 2, HY = S + 2, HZ = zh ? S + 2 : 1;
+    const int HX = S + 3, HY = S + 2, HZ = zh ? S + 2 : 1; /* rows of an odd length: columns on distinct banks */
     const int nh = HX * HY * HZ, npix = zh ? S * S * S : S * S, P = L / 2;
     unsigned char *chg = (unsigned char *)(ls + nh);
     const unsigned ntx = (unsigned)tl.nt[0], nty = (unsigned)tl.nt[1], ntz = (unsigned)tl.nt[2];
@@ -379,7 +379,7 @@ static iwpp_status dan_by_tiles(iwpp_context *ctx, const iwpp_buf *bin, unsigned
     unsigned long long *cnt = st->dctr + 16, *hcnt = st->hctr + 16;
     const unsigned ntiles = (unsigned)tl.nt[0] * (unsigned)tl.nt[1] * (unsigned)tl.nt[2];
     const int zh = g.d > 1, side = 1 << tl.lgs;
-    const size_t nh = (size_t)(side + 2) * (size_t)(side + 2) * (size_t)(zh ? side + 2 : 1);
+    const size_t nh = (size_t)(side + 3) * (size_t)(side + 2) * (size_t)(zh ? side + 2 : 1); /* as the kernel's */
     const size_t npix = (size_t)side * (size_t)side * (size_t)(zh ? side : 1);
     const size_t smem = nh * sizeof(unsigned long long) + npix;
     const unsigned threads = 2u << (tl.lgs * (zh ? 2 : 1));
@@ -553,7 +553,7 @@ iwpp_status iwpp_cuda_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, con
                               (long long)SITE_MASK);
     const geom g = make_geom(bin, 26);
     const size_t vr_bytes = ((size_t)n * 8 + 255) & ~(size_t)255;
-    const int side = (int)iwpp_tune_int(ctx, IWPP_TUNE_CUDA_DAN_TILES, DAN_TILE_SIDE, 0, 64);
+    const int side = (int)iwpp_tune_int(ctx, IWPP_TUNE_CUDA_DAN_TILES, d > 1 ? 0 : DAN_TILE_SIDE, 0, 64);
     dan_tiling tl;
     size_t tile_bytes = 0;
     if (side > 0) {

@@ -25,8 +25,9 @@ enum { DAN_BATCH = 8 };
 #define DAN_SWITCH 4
 
 /* The tiles' rounds go in batches of DAN_TILE_BATCH between reads of the count; the 2D tile side
- * by default (ocl.dan_tiles: the side, 8, 16 or 32; 0 for the queues). */
-enum { DAN_TILE_BATCH = 16, DAN_TILE_SIDE = 32 };
+ * by default (ocl.dan_tiles: the side, a power of two up to 64; 0 for the queues, the default in
+ * 3D, where they were faster: opencl/README.md). */
+enum { DAN_TILE_BATCH = 16, DAN_TILE_SIDE = 64 };
 
 enum { K_INIT, K_SEED, K_ROUND, K_QUEUE, K_TILES, K_FINAL, K_COUNT };
 static const char *const dan_kernel_names[K_COUNT] = {"edt_dan_init",  "edt_dan_seed",  "edt_dan_round",
@@ -241,7 +242,7 @@ static cl_int dan_tile_rounds(iwpp_context *ctx, dan_call *c, cl_mem bin, size_t
     iwpp_ocl *s = c->s;
     const cl_uint ntiles = (cl_uint)c->nt[0] * (cl_uint)c->nt[1] * (cl_uint)c->nt[2];
     const int zh = c->d > 1, side = 1 << c->lgs;
-    const size_t nh = (size_t)(side + 2) * (size_t)(side + 2) * (size_t)(zh ? side + 2 : 1);
+    const size_t nh = (size_t)(side + 3) * (size_t)(side + 2) * (size_t)(zh ? side + 2 : 1); /* as the kernel's */
     const size_t npix = (size_t)side * (size_t)side * (size_t)(zh ? side : 1);
     size_t groups = (size_t)(s->compute_units > 0 ? s->compute_units : 1) * (s->is_gpu ? 16 : 2);
     if (groups > ntiles) groups = ntiles;
@@ -337,7 +338,7 @@ iwpp_status iwpp_ocl_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, cons
      * runtime's choice follows the (per-round) global size */
     const size_t lg = c.s->is_gpu ? 0 : 64;
     ctx->stats.pixels_visited = ctx->stats.rounds = ctx->stats.overflow_reruns = 0; /* the phases add */
-    const int side = (int)iwpp_tune_int(ctx, IWPP_TUNE_OCL_DAN_TILES, DAN_TILE_SIDE, 0, 64);
+    const int side = (int)iwpp_tune_int(ctx, IWPP_TUNE_OCL_DAN_TILES, c.d > 1 ? 0 : DAN_TILE_SIDE, 0, 64);
     int tiled = 0;
     if (side > 0) rs = dan_by_tiles(ctx, &c, (cl_mem)bin->ptr, side, &tiled);
     if (!rs && !tiled) rs = iwpp_ocl_offsets(ctx, 26, bin, &c.offs, &c.noffs);

@@ -227,7 +227,7 @@ __kernel void edt_dan_tiles(__global const pix_t *in, __global uint *vr, int w, 
 {
     const int lid = (int)get_local_id(0), L = (int)get_local_size(0);
     const int S = 1 << lgs, zh = d > 1;
-    const int HX = S + 2, HY = S + 2, HZ = zh ? S + 2 : 1;
+    const int HX = S + 3, HY = S + 2, HZ = zh ? S + 2 : 1; /* rows of an odd length: columns on distinct banks */
     const int nh = HX * HY * HZ, npix = zh ? S * S * S : S * S, P = L / 2;
     const uint n_in = dense ? (uint)(ntx * nty * ntz) : cnt[round % 3];
     __global volatile uint *out_n = cnt + (round + 1) % 3;

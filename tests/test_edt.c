@@ -775,7 +775,7 @@ static int dan_tile_stats(int side, long long rounds, const char *what)
     return 1;
 }
 
-/* The Danielsson propagation by tiles (the GPUs' default): tiles of side 8 and 16 over images of
+/* The Danielsson propagation by tiles (the GPUs' default in 2D): tiles of side 8, 16 and 64 over images of
  * many tiles, partial tiles at the edges, 2D and 3D, every type and spacing; fronts that cross
  * the whole image (one background pixel in a corner, one background row) go through a round per
  * tile they cross, each of which must run for the distances to be right. */
@@ -784,9 +784,9 @@ static void test_danielsson_tiles(void **state)
     (void)state;
     if (g_backend == IWPP_BACKEND_CPU) skip();
     static const odims sizes[] = {{70, 45, 1}, {9, 130, 1}, {130, 3, 1}, {21, 18, 11}, {5, 6, 40}};
-    static const char *const sides[] = {"8", "16"};
+    static const char *const sides[] = {"8", "16", "64"};
     int fails = 0;
-    for (int si = 0; si < 2; ++si) {
+    for (int si = 0; si < 3; ++si) {
         const int side = atoi(sides[si]);
         dan_tiles(sides[si]);
         fails += random_cases(3100 + 100 * (uint64_t)si, sizes, sizeof sizes / sizeof sizes[0]);

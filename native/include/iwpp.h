@@ -247,8 +247,9 @@ IWPP_API iwpp_status iwpp_context_set_memory_limit(iwpp_context *ctx, uint64_t b
  *   distances into the output while the worker goes on; default: for strips under 16 MiB where
  *   the backend has page-locked memory for them (CUDA); "0": never; "1": any strip, with
  *   ordinary memory too), cuda.dan_tiles and ocl.dan_tiles (the Danielsson EDT on the GPU: the
- *   side of its tiles in 2D, 8, 16 or 32, default 32, 3D cubes of at most 8; 0: pixel by pixel
- *   through the global rounds and the block / work-group queues instead).
+ *   side of its tiles, a power of two up to 64 (3D: cubes of at most 8); 0: pixel by pixel
+ *   through the global rounds and the block / work-group queues instead; default 64 in 2D, 0 in
+ *   3D).
  * A new context takes each key from the environment variable IWPP_<KEY> (upper case, '.' as
  * '_': cuda.stage_chunk <- IWPP_CUDA_STAGE_CHUNK); the library reads the environment nowhere
  * else. Tile workers take their caller's settings. Unknown keys and values longer than 31
