@@ -12,10 +12,7 @@ LOG_NAME=final
 . "$(dirname "$0")/device_env.sh"
 nvidia-smi -L; nproc
 B=$ROOT/build-final
-stamp configure
-cmake -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=Release -DIWPP_ENABLE_JAVA=OFF -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DCMAKE_PREFIX_PATH=/tmp/cm/usr -DCMAKE_EXE_LINKER_FLAGS=-Wl,-rpath,/tmp/cm/usr/lib/x86_64-linux-gnu \
-  -DIWPP_TEST_GPU_CONFIGS=queue,megapixel,atomic,prefixsum 2>&1 | grep -E "IWPP|Error"
+device_configure "$B" -DIWPP_TEST_GPU_CONFIGS=queue,megapixel,atomic,prefixsum
 stamp build
 cmake --build "$B" -j16 2>&1 | grep -E "warning|error" | head -20
 if [ "$PHASE" != bench ]; then

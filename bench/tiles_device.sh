@@ -23,10 +23,7 @@ LOG_NAME=tiles
 . "$(dirname "$0")/device_env.sh"
 nvidia-smi -L; nproc; free -g | head -2
 B=$ROOT/build-tiles
-stamp configure
-cmake -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=Release -DIWPP_ENABLE_JAVA=OFF -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DCMAKE_PREFIX_PATH=/tmp/cm/usr -DCMAKE_EXE_LINKER_FLAGS=-Wl,-rpath,/tmp/cm/usr/lib/x86_64-linux-gnu \
-  2>&1 | grep -E "IWPP|Error"
+device_configure "$B"
 stamp build
 cmake --build "$B" -j16 2>&1 | grep -E "warning|error" | head -20
 if [ "$PHASE" = gpus ]; then
