@@ -235,6 +235,13 @@ static cl_int dan_final(const dan_call *c, cl_mem md, cl_mem mn, cl_int want, si
 
 /* ---- by tiles ---- */
 
+/* Sites in a tile's local copy: the tile, its frame and a pad column (as edt_dan_tiles's HX, HY, HZ). */
+static size_t dan_tile_frame(int lgs, int zh)
+{
+    const size_t side = (size_t)1 << lgs;
+    return (side + 3) * (side + 2) * (zh ? side + 2 : 1);
+}
+
 /* Rounds of edt_dan_tiles until no tile is listed: round 0 takes every tile and makes the sites
  * from the binary image; the list of round r + 1 holds the tiles that round r's changes reach. */
 static cl_int dan_tile_rounds(iwpp_context *ctx, dan_call *c, cl_mem bin, size_t lg)
@@ -242,8 +249,7 @@ static cl_int dan_tile_rounds(iwpp_context *ctx, dan_call *c, cl_mem bin, size_t
     iwpp_ocl *s = c->s;
     const cl_uint ntiles = (cl_uint)c->nt[0] * (cl_uint)c->nt[1] * (cl_uint)c->nt[2];
     const int zh = c->d > 1, side = 1 << c->lgs;
-    const size_t nh = (size_t)(side + 3) * (size_t)(side + 2) * (size_t)(zh ? side + 2 : 1); /* as the kernel's */
-    const size_t npix = (size_t)side * (size_t)side * (size_t)(zh ? side : 1);
+    const size_t nh = dan_tile_frame(c->lgs, zh), npix = (size_t)side * (size_t)side * (size_t)(zh ? side : 1);
     size_t groups = (size_t)(s->compute_units > 0 ? s->compute_units : 1) * (s->is_gpu ? 16 : 2);
     if (groups > ntiles) groups = ntiles;
     const cl_uint zero = 0, ones = 0xffffffffu;
@@ -289,6 +295,9 @@ static iwpp_status dan_by_tiles(iwpp_context *ctx, dan_call *c, cl_mem bin, int 
     iwpp_ocl *s = c->s;
     *ran = 0;
     c->lgs = iwpp_dan_tile_side(c->d, side, (int)iwpp_ocl_group_size(s, c->k[K_TILES], 1024));
+    while (c->lgs >= 2 && s->local_mem > 0 &&
+           dan_tile_frame(c->lgs, c->d > 1) * 4 + ((size_t)1 << (c->lgs * (c->d > 1 ? 3 : 2))) + 64 > s->local_mem)
+        --c->lgs; /* a device with little local memory: smaller tiles */
     if (c->lgs < 2) return IWPP_OK; /* work-groups too small for tiles of 4: the queues instead */
     const size_t lg = (size_t)2 << (c->lgs * (c->d > 1 ? 2 : 1));
     const int64_t dims[3] = {c->w, c->h, c->d};
