@@ -364,7 +364,8 @@ __kernel void edt_dan_tiles(__global const pix_t *in, __global uint *vr, int w, 
                 if (atomic_xchg(&mark[nt], round) != round) out_list[atomic_inc(out_n)] = nt;
             }
         }
-        barrier(CLK_LOCAL_MEM_FENCE); /* ls, chg and lv are the next tile's */
+        /* ls, chg and lv are the next tile's, whose frame may hold this one's pixels */
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     }
 }
 

@@ -825,6 +825,37 @@ static void test_danielsson_tiles(void **state)
     assert_int_equal(fails, 0);
 }
 
+/* Every input family of bench/edt_families (lines at several angles, rings, a corner pixel, one
+ * background row or column, checkerboards, random densities, nuclei) at small sizes, 2D and 3D,
+ * by both methods: the exact one equal to the oracle, the Danielsson one within its bounds; on
+ * the GPUs by their default schedule and by tiles of 16 (several tiles, partial ones at the
+ * edges). */
+static void test_danielsson_families(void **state)
+{
+    (void)state;
+    static const odims sizes[] = {{120, 90, 1}, {24, 22, 18}};
+    int fails = 0;
+    for (int pass = 0; pass < (g_backend == IWPP_BACKEND_CPU ? 1 : 2); ++pass) {
+        dan_tiles(pass ? "16" : NULL);
+        for (int si = 0; si < 2; ++si)
+            for (int f = 0; f < synth_edt_family_count(); ++f) {
+                const odims d = sizes[si];
+                const int64_t n = odims_count(d);
+                uint8_t *img = malloc((size_t)n);
+                double *b = vol_alloc(d);
+                if (!img || synth_edt_family(img, synth_edt_family_name(f), d.w, d.h, d.d, 7) != 0)
+                    fail_msg("family %s", synth_edt_family_name(f));
+                for (int64_t i = 0; i < n; ++i) b[i] = img[i];
+                ecase c = {IWPP_U8, d, b, NULL, 1, 0, 0, 0, synth_edt_family_name(f), 7};
+                fails += run_case(&c);
+                free(img);
+                free(b);
+            }
+    }
+    dan_tiles(NULL);
+    assert_int_equal(fails, 0);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -839,6 +870,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_banded_paths), cmocka_unit_test(test_lines_path),
         cmocka_unit_test(test_colbands),   cmocka_unit_test(test_buffer_reuse),
         cmocka_unit_test(test_danielsson_phases), cmocka_unit_test(test_danielsson_tiles),
+        cmocka_unit_test(test_danielsson_families),
         cmocka_unit_test(test_staged_transfers),
     };
     int failed = HARNESS_RUN("edt", tests);
