@@ -206,8 +206,8 @@ __kernel void edt_dan_queue(__global uint *vr, int w, int h, int d, int sy, int 
  * now), for round r + 1, once (mark[t] = r). Tiles of one round write disjoint pixels, and a
  * tile that read a border before it changed is listed again by it. Counts as edt_dan_round's:
  * cnt[r % 3] in, cnt[(r + 1) % 3] out, cnt[3..4] tiles taken (64-bit), cnt[5] rounds that had
- * work. intd (unit spacing): squared distances from integer differences, exact and equal to the
- * double formula's there. Local memory: ls (the frame and tile, nh sites), chg (S^dim bytes:
+ * work. intd (unit spacing): squared distances from integer differences, exact (the double
+ * formula's value wherever that one is exact, below 2^53). Local memory: ls (the frame and tile, nh sites), chg (S^dim bytes:
  * changed), lv (4 flags). Work-group: 2 S^(dim-1) items. */
 inline double dan_d2(uint s, int3 c, int w, int h, int sy, int sz, double hx, double hy, double hz, int intd)
 {
