@@ -4,7 +4,7 @@
  * 21 bits each); a pixel takes a neighbour's site when it is strictly closer. 8-connected in 2D,
  * 26 in 3D, as on the CPU; d2 is formed as on the CPU (compiled with -fmad=false, as
  * edt_exact.cu). Two schedules of that propagation (cuda.dan_tiles):
- *  - by tiles (the default; dan_by_tiles): rounds over lists of tiles, each relaxed in shared
+ *  - by tiles (the default in 2D; dan_by_tiles): rounds over lists of tiles, each relaxed in shared
  *    memory until it no longer changes, its changed border listing its neighbours for the next
  *    round (the steps of opencl/edt_danielsson.cl's edt_dan_tiles, which says why);
  *  - pixel by pixel on the multi-level queue (mlqueue.cuh; cuda.dan_tiles=0): global rounds
@@ -185,7 +185,7 @@ __global__ void dan_final(const unsigned long long *vr, float *dist, int64_t *ne
     }
 }
 
-/* ---- by tiles (the default; opencl/edt_danielsson.cl's edt_dan_tiles is the same and says why) ---- */
+/* ---- by tiles (the default in 2D; opencl/edt_danielsson.cl's edt_dan_tiles is the same and says why) ---- */
 #define DAN_TILE_BATCH 16 /* rounds between reads of the count */
 #define DAN_TILE_SIDE 64  /* 2D tile side by default (cuda.dan_tiles; 3D: the queue by default) */
 
@@ -559,7 +559,7 @@ iwpp_status iwpp_cuda_edt_danielsson(iwpp_context *ctx, const iwpp_buf *bin, con
     if (side > 0) {
         tl.lgs = iwpp_dan_tile_side(d, side, 1024);
         const int64_t dims[3] = {w, h, d};
-        for (int i = 0; i < 3; ++i) tl.nt[i] = (int)(i == 2 && d == 1 ? 1 : (dims[i] + (1 << tl.lgs) - 1) >> tl.lgs);
+        for (int i = 0; i < 3; ++i) tl.nt[i] = (int)((dims[i] + (1 << tl.lgs) - 1) >> tl.lgs);
         tile_bytes = ((size_t)tl.nt[0] * (size_t)tl.nt[1] * (size_t)tl.nt[2] * sizeof(unsigned) + 255) & ~(size_t)255;
     }
     const int small = n < (int64_t)0xFFFFFFF0ll;

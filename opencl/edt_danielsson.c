@@ -1,7 +1,7 @@
 /*
  * edt_danielsson.c - the Danielsson distance transform on OpenCL (kernels: edt_danielsson.cl):
  * IWPP propagation of nearest-background sites. Two schedules of it (ocl.dan_tiles):
- *  - by tiles (the default; dan_by_tiles): rounds over lists of tiles, each relaxed in local
+ *  - by tiles (the default in 2D; dan_by_tiles): rounds over lists of tiles, each relaxed in local
  *    memory until it no longer changes, its changed border listing its neighbours;
  *  - pixel by pixel (ocl.dan_tiles=0; dan_by_queue): while the front is small, global rounds
  *    over one list (edt_dan_round, in batches between reads of the count); once it holds
@@ -301,7 +301,7 @@ static iwpp_status dan_by_tiles(iwpp_context *ctx, dan_call *c, cl_mem bin, int 
     if (c->lgs < 2) return IWPP_OK; /* work-groups too small for tiles of 4: the queues instead */
     const size_t lg = (size_t)2 << (c->lgs * (c->d > 1 ? 2 : 1));
     const int64_t dims[3] = {c->w, c->h, c->d};
-    for (int i = 0; i < 3; ++i) c->nt[i] = (cl_int)(i == 2 && c->d == 1 ? 1 : (dims[i] + (1 << c->lgs) - 1) >> c->lgs);
+    for (int i = 0; i < 3; ++i) c->nt[i] = (cl_int)((dims[i] + (1 << c->lgs) - 1) >> c->lgs);
     const size_t ntiles = (size_t)c->nt[0] * (size_t)c->nt[1] * (size_t)c->nt[2];
     const size_t bytes[5] = {(size_t)c->n * 4, ntiles * 4, ntiles * 4, ntiles * 4, 6 * 4};
     static const char *const what[5] = {"the nearest-site map", "the tile list", "the tile list", "the tile marks",
