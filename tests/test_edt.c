@@ -775,8 +775,8 @@ static int dan_tile_stats(int side, long long rounds, const char *what)
     return 1;
 }
 
-/* The Danielsson propagation by tiles (the GPUs' default in 2D): tiles of side 8, 16 and 64 over images of
- * many tiles, partial tiles at the edges, 2D and 3D, every type and spacing; fronts that cross
+/* The Danielsson propagation by tiles (the GPUs' default in 2D): tiles of side 8, 16 and 64 over
+ * images of many tiles, partial tiles at the edges, 2D and 3D, every type and spacing; fronts that cross
  * the whole image (one background pixel in a corner, one background row) go through a round per
  * tile they cross, each of which must run for the distances to be right. */
 static void test_danielsson_tiles(void **state)
