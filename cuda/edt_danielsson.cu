@@ -359,14 +359,23 @@ __global__ void dan_tiles(const T *in, unsigned long long *vr, geom g, dan_tilin
     }
 }
 
-template <typename T>
+/* Round `round` of dan_tiles for the binary image's pixel type (round 0: dense). */
 static void launch_tiles(cudaStream_t s, unsigned blocks, unsigned threads, size_t smem, const iwpp_buf *bin,
                          unsigned long long *vr, const geom &g, const dan_tiling &tl, unsigned *lists[2],
                          unsigned long long *cnt, unsigned *mark, unsigned round, int intd, const double sp[3])
 {
-    dan_tiles<T><<<blocks, threads, smem, s>>>((const T *)bin->ptr, vr, g, tl, lists[(round + 1) & 1],
-                                               lists[round & 1], cnt, mark, round, round == 0, intd, sp[0], sp[1],
-                                               sp[2]);
+    const unsigned *in_list = lists[(round + 1) & 1];
+    unsigned *out_list = lists[round & 1];
+    const int dense = round == 0;
+#define DAN_TILES_LAUNCH(T)                                                                                   \
+    dan_tiles<T><<<blocks, threads, smem, s>>>((const T *)bin->ptr, vr, g, tl, in_list, out_list, cnt, mark, \
+                                               round, dense, intd, sp[0], sp[1], sp[2])
+    switch (bin->type) {
+    case IWPP_U8: DAN_TILES_LAUNCH(uint8_t); break;
+    case IWPP_U16: DAN_TILES_LAUNCH(uint16_t); break;
+    default: DAN_TILES_LAUNCH(float); break;
+    }
+#undef DAN_TILES_LAUNCH
 }
 
 /* Rounds of dan_tiles until no tile is listed (round 0: every tile). lists: two of ntiles each;
@@ -389,13 +398,8 @@ static iwpp_status dan_by_tiles(iwpp_context *ctx, const iwpp_buf *bin, unsigned
     CU_TRY(ctx, cudaMemsetAsync(cnt, 0, 5 * sizeof(unsigned long long), s), "clearing the tile counters");
     unsigned round = 0;
     for (bool more = true; more;) {
-        for (int r = 0; r < DAN_TILE_BATCH; ++r, ++round) {
-            switch (bin->type) {
-            case IWPP_U8: launch_tiles<uint8_t>(s, blocks, threads, smem, bin, vr, g, tl, lists, cnt, mark, round, intd, sp); break;
-            case IWPP_U16: launch_tiles<uint16_t>(s, blocks, threads, smem, bin, vr, g, tl, lists, cnt, mark, round, intd, sp); break;
-            default: launch_tiles<float>(s, blocks, threads, smem, bin, vr, g, tl, lists, cnt, mark, round, intd, sp); break;
-            }
-        }
+        for (int r = 0; r < DAN_TILE_BATCH; ++r, ++round)
+            launch_tiles(s, blocks, threads, smem, bin, vr, g, tl, lists, cnt, mark, round, intd, sp);
         CU_TRY(ctx, cudaMemcpyAsync(hcnt, cnt, 5 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s),
                "reading the tile counts");
         iwpp_status e = cu_sync(ctx, "propagating by tiles");
