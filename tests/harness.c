@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _WIN32
+#include <windows.h>
+#endif
 
 harness_config g_cfg[HARNESS_MAX_CONFIGS];
 int g_ncfg = 0;
@@ -198,6 +201,18 @@ void harness_fini(void)
         g_cfg[i].ctx = NULL;
     }
     g_ncfg = 0;
+}
+
+_Noreturn void harness_exit(int status)
+{
+    harness_fini();
+    fflush(stdout);
+    fflush(stderr);
+#ifdef _WIN32
+    /* Ends the process at once (wine: straight to _exit, no unix destructors; see harness.h). */
+    TerminateProcess(GetCurrentProcess(), (UINT)status);
+#endif
+    exit(status);
 }
 
 static _Atomic int g_printed_failures = 0;

@@ -52,6 +52,12 @@ extern int64_t g_tile;
  *  Returns 0 (ready), HARNESS_SKIP (printed SKIPPED) or 1 (setup error, printed). */
 int harness_init(const char *program);
 void harness_fini(void);
+/** End the test program with @p status (after harness_fini; stdout and stderr flushed). The
+ *  mains that link this harness end here. On Windows it is TerminateProcess: under wine (the
+ *  windows-x86_64 suite) a normal exit runs the Linux side's destructors (PoCL's LLVM) after
+ *  wineserver has armed a 0.5 s SIGKILL timer for the process (wine 8, server/process.c), and a
+ *  slow exit on a busy machine turned a passed run into "Killed" (CI, session 26's stop). */
+_Noreturn void harness_exit(int status);
 /** Create a context configured like configuration @p c (for per-thread tests). */
 iwpp_status harness_make_context(const harness_config *c, iwpp_context **out);
 /** Run the group with a name that carries the backend; returns the failure count. */

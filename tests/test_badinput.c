@@ -1763,7 +1763,7 @@ int main(int argc, char **argv)
 {
     (void)argc;
     int rc = harness_init(argv[0]);
-    if (rc) return rc;
+    if (rc) harness_exit(rc);
     if (iwpp_context_create(&g_ref, IWPP_BACKEND_CPU) != IWPP_OK || iwpp_context_set_threads(g_ref, 1) != IWPP_OK) {
         fprintf(stderr, "test_badinput: cannot create the reference CPU context\n");
         return 1;
@@ -1783,6 +1783,5 @@ int main(int argc, char **argv)
     int failed = HARNESS_RUN("badinput", tests);
     printf("test_badinput: %ld calls of the API in %.1f s\n", g_calls, now_s() - t0);
     iwpp_context_destroy(g_ref);
-    harness_fini();
-    return failed ? 1 : 0;
+    harness_exit(failed ? 1 : 0);
 }

@@ -376,7 +376,7 @@ int main(int argc, char **argv)
 {
     (void)argc;
     int rc = harness_init(argv[0]);
-    if (rc) return rc;
+    if (rc) harness_exit(rc);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_2d),   cmocka_unit_test(test_random_3d),
         cmocka_unit_test(test_adversarial), cmocka_unit_test(test_strided_and_in_place),
@@ -386,6 +386,5 @@ int main(int argc, char **argv)
 #endif
     };
     int failed = HARNESS_RUN(GROUP_NAME, tests);
-    harness_fini();
-    return failed ? 1 : 0;
+    harness_exit(failed ? 1 : 0);
 }

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "harness.h"
+
 #include "iwpp.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -270,5 +272,5 @@ int main(void)
         cmocka_unit_test(test_edt_fill_match_one),
         cmocka_unit_test(test_default_small_sequential),
     };
-    return cmocka_run_group_tests_name("cpu_threads", tests, NULL, NULL);
+    harness_exit(cmocka_run_group_tests_name("cpu_threads", tests, NULL, NULL));
 }

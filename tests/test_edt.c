@@ -860,7 +860,7 @@ int main(int argc, char **argv)
 {
     (void)argc;
     int rc = harness_init(argv[0]);
-    if (rc) return rc;
+    if (rc) harness_exit(rc);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_2d),  cmocka_unit_test(test_random_3d),
         cmocka_unit_test(test_non_dyadic_spacing), cmocka_unit_test(test_degenerate),
@@ -874,6 +874,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_staged_transfers),
     };
     int failed = HARNESS_RUN("edt", tests);
-    harness_fini();
-    return failed ? 1 : 0;
+    harness_exit(failed ? 1 : 0);
 }

@@ -596,7 +596,7 @@ int main(int argc, char **argv)
 {
     (void)argc;
     int rc = harness_init(argv[0]);
-    if (rc) return rc;
+    if (rc) harness_exit(rc);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reconstruct_errors),
         cmocka_unit_test(test_edt_errors),
@@ -604,6 +604,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_context_errors),
     };
     int failed = HARNESS_RUN("errors", tests);
-    harness_fini();
-    return failed ? 1 : 0;
+    harness_exit(failed ? 1 : 0);
 }

@@ -9,6 +9,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "harness.h"
+
 #include "backend.h"
 
 #include <math.h>
@@ -126,5 +128,5 @@ int main(void)
         cmocka_unit_test(test_stream_copy),
         cmocka_unit_test(test_chunk_plan),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    harness_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

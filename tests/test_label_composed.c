@@ -287,7 +287,7 @@ int main(int argc, char **argv)
 {
     (void)argc;
     int rc = harness_init(argv[0]);
-    if (rc) return rc;
+    if (rc) harness_exit(rc);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_extended),
         cmocka_unit_test(test_impose),
@@ -295,6 +295,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bad_arguments),
     };
     int failed = HARNESS_RUN("label_composed", tests);
-    harness_fini();
-    return failed ? 1 : 0;
+    harness_exit(failed ? 1 : 0);
 }

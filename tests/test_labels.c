@@ -605,7 +605,7 @@ int main(int argc, char **argv)
 {
     (void)argc;
     int rc = harness_init(argv[0]);
-    if (rc) return rc;
+    if (rc) harness_exit(rc);
     probe_ops(g_cfg[0].ctx);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_label_random),  cmocka_unit_test(test_label_adversarial),
@@ -616,6 +616,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_progress_and_cancel),
     };
     int failed = HARNESS_RUN("labels", tests);
-    harness_fini();
-    return failed ? 1 : 0;
+    harness_exit(failed ? 1 : 0);
 }

@@ -271,5 +271,5 @@ int main(void)
         cmocka_unit_test(test_fill_kill),  cmocka_unit_test(test_open_close),
         cmocka_unit_test(test_generators),
     };
-    return cmocka_run_group_tests_name("oracle", tests, NULL, NULL);
+    harness_exit(cmocka_run_group_tests_name("oracle", tests, NULL, NULL));
 }

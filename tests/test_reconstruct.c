@@ -454,7 +454,7 @@ int main(int argc, char **argv)
 {
     (void)argc;
     int rc = harness_init(argv[0]);
-    if (rc) return rc;
+    if (rc) harness_exit(rc);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_2d),       cmocka_unit_test(test_scan_segments_2d),
         cmocka_unit_test(test_random_3d),
@@ -464,6 +464,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_queue_blocks_leave),
     };
     int failed = HARNESS_RUN("reconstruct", tests);
-    harness_fini();
-    return failed ? 1 : 0;
+    harness_exit(failed ? 1 : 0);
 }

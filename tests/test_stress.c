@@ -323,7 +323,7 @@ int main(int argc, char **argv)
 {
     (void)argc;
     int rc = harness_init(argv[0]);
-    if (rc) return rc;
+    if (rc) harness_exit(rc);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tiny_queue_capacity),
         cmocka_unit_test(test_thousand_calls),
@@ -332,6 +332,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_aliased_views),
     };
     int failed = HARNESS_RUN("stress", tests);
-    harness_fini();
-    return failed ? 1 : 0;
+    harness_exit(failed ? 1 : 0);
 }

@@ -709,7 +709,7 @@ static void test_worker_lists(void **state)
 int main(void)
 {
     int rc = harness_init("test_tiles");
-    if (rc) return rc;
+    if (rc) harness_exit(rc);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worker_lists),
         cmocka_unit_test(test_mask_overlaps_marker),
@@ -721,6 +721,5 @@ int main(void)
         cmocka_unit_test(test_edt_strips_bits),
     };
     int fails = HARNESS_RUN("tiles", tests);
-    harness_fini();
-    return fails ? 1 : 0;
+    harness_exit(fails ? 1 : 0);
 }

@@ -219,5 +219,5 @@ int main(void)
         cmocka_unit_test(test_jobs),
         cmocka_unit_test(test_tiled_calls_keep_threads),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    harness_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
