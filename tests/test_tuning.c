@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "harness.h"
+
 #include "backend.h"
 #include "iwpp.h"
 
@@ -165,5 +167,5 @@ int main(void)
         cmocka_unit_test(test_env_read_at_create), cmocka_unit_test(test_setter), cmocka_unit_test(test_parsers),
         cmocka_unit_test(test_workers_inherit), cmocka_unit_test(test_opencl_scans_exact),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    harness_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
