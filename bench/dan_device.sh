@@ -6,7 +6,9 @@
 # per family, the worst family per size.
 #   bash bench/dan_device.sh [test|bench|all]     (needs .device/ carried for CMocka)
 # DAN_SIZES (default 4096,8192,512^3), DAN_REPS (3), DAN_QUEUE (1: also the queues; 0: skip),
-# DAN_SIDES (extra 2D tile sides to time, e.g. "16 64"; default none), DAN_FILTER (the tests: only
+# DAN_SIDES (extra 2D tile sides to time, e.g. "16 64"; default none), DAN_SWITCHES (extra runs of
+# the queues with {cuda,ocl}.dan_switch at each value, e.g. "1 16 64"; default none), DAN_FAMILIES
+# (edt_families --families: "all", or e.g. "ring_n4,row,line0"), DAN_FILTER (the tests: only
 # those test_edt cases, e.g. "test_danielsson*").
 set -u
 PHASE=${1:-all}
@@ -27,12 +29,15 @@ fam() { # name, then environment settings
   local name=$1; shift
   stamp "edt_families danielsson $name $SIZES"
   env "$@" timeout 300 stdbuf -oL "$B/bench/edt_families" --method danielsson --sizes "$SIZES" \
-    --backends cuda,opencl --threads "$(nproc)" --reps "${DAN_REPS:-3}" --stats \
+    --backends cuda,opencl --families "${DAN_FAMILIES:-all}" --threads "$(nproc)" --reps "${DAN_REPS:-3}" --stats \
     --csv "$OUT/dan_$name.csv" | grep -E "==|FAIL|differ|outside|#"
 }
 fam tiles
 for side in ${DAN_SIDES:-}; do fam "tiles$side" IWPP_CUDA_DAN_TILES="$side" IWPP_OCL_DAN_TILES="$side"; done
 [ "${DAN_QUEUE:-1}" = 1 ] && fam queue IWPP_CUDA_DAN_TILES=0 IWPP_OCL_DAN_TILES=0
+for sw in ${DAN_SWITCHES:-}; do
+  fam "queue_switch$sw" IWPP_CUDA_DAN_TILES=0 IWPP_OCL_DAN_TILES=0 IWPP_CUDA_DAN_SWITCH="$sw" IWPP_OCL_DAN_SWITCH="$sw"
+done
 stamp ratios
 python3 "$ROOT/bench/dan_ratios.py" "$OUT"/dan_*.csv
 stamp done
