@@ -4,7 +4,9 @@
     python3 bench/dan_ratios.py dan_tiles.csv [dan_queue.csv ...]
 
 For each file and size: every family's CUDA and OpenCL compute time (median of the reps), the
-ratio OpenCL / CUDA, how many families are within 1.3x, and the worst family of each backend.
+ratio OpenCL / CUDA, how many families are within 1.3x, the worst family of each backend, and
+the ratio of the work behind them (edt_families' visited column: the pixels the propagation
+visited).
 With several files, each later file's times against the first file's (same size, family and
 backend): the first file is the baseline measured in the same run.
 """
@@ -13,10 +15,11 @@ import sys
 from collections import defaultdict
 
 
-def load(path):
-    t = defaultdict(dict)  # (size) -> {(family, backend): ms}
+def load(path, key="compute_ms"):
+    t = defaultdict(dict)  # (size) -> {(family, backend): value}
     for r in csv.DictReader(open(path)):
-        t[r["size"]][(r["family"], r["backend"])] = float(r["compute_ms"])
+        if r.get(key):
+            t[r["size"]][(r["family"], r["backend"])] = float(r[key])
     return t
 
 
@@ -42,6 +45,12 @@ def main(paths):
             if rs:
                 print(f"  {size} opencl/cuda: {within} of {len(rows)} families within 1.3x, "
                       f"range {min(rs):.2f}-{max(rs):.2f}")
+            # the work behind the times: pixels visited, per backend
+            v = load(path, "visited").get(size, {})
+            vr = [(f, v[(f, "opencl")] / v[(f, "cuda")]) for f in fams
+                  if v.get((f, "cuda")) and (f, "opencl") in v]
+            if vr:
+                print(f"  {size} visited opencl/cuda: " + "  ".join(f"{f} {r:.2f}" for f, r in vr))
     if len(runs) > 1:
         base_path, base = runs[0]
         for path, t in runs[1:]:

@@ -217,7 +217,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "edt_families: cannot write %s: %s\n", csv_path, strerror(errno));
         return 2;
     }
-    if (csv) fprintf(csv, "size,family,backend,variant,compute_ms,total_ms,min_compute_ms,reps,check\n");
+    if (csv) fprintf(csv, "size,family,backend,variant,compute_ms,total_ms,min_compute_ms,reps,check,visited,rounds,reruns\n");
     printf("%-10s %-10s %-7s %10s %10s %10s  %-8s %s\n", "size", "family", "backend", "comp_ms", "min_ms",
            "total_ms", "check", "variant");
     int failures = 0;
@@ -325,8 +325,9 @@ int main(int argc, char **argv)
                 printf("\n");
                 fflush(stdout);
                 if (csv)
-                    fprintf(csv, "%s,%s,%s,%s,%.4f,%.4f,%.4f,%d,%s\n", sn, fams[fi], iwpp_backend_name(backs[b]),
-                            st.variant, med, wmed, tmin, reps, chk);
+                    fprintf(csv, "%s,%s,%s,%s,%.4f,%.4f,%.4f,%d,%s,%lld,%lld,%lld\n", sn, fams[fi],
+                            iwpp_backend_name(backs[b]), st.variant, med, wmed, tmin, reps, chk,
+                            (long long)st.pixels_visited, (long long)st.rounds, (long long)st.overflow_reruns);
                 sum[b] += med;
                 if (med > worst[b]) {
                     worst[b] = med;
