@@ -148,16 +148,64 @@ iwpp_status iwpp_ocl_fail(iwpp_context *ctx, cl_int err, const char *what)
                           what, iwpp_ocl_errname(err), (int)err);
 }
 
+/* PoCL before 7.0 (Debian 12 ships 3.1) looks up the compiled kernel that a finished command gives
+ * back by the kernel and its work-group size only, not by the copy that command took (it keeps
+ * one per grid size). Two queues running one kernel at different grid sizes, as tile workers do,
+ * then give back each other's copies, and PoCL aborts the whole process (assertion
+ * `found->ref_count > 0' in pocl_release_dlhandle_cache; pocl fixed it in c9ac4c0, "fix dlhandle
+ * cache", 2024). There only one queue at a time may have kernels in flight: the owner. A context
+ * that launches while another owns waits for the owner's queue to drain and becomes the owner;
+ * a context working alone pays one lock per launch. (PoCL's CPU device spreads each kernel over
+ * every core, so tile workers lose little.) */
+static pthread_mutex_t g_launch_lock = PTHREAD_MUTEX_INITIALIZER;
+static iwpp_ocl *g_launch_owner; /* under g_launch_lock */
+
+cl_int iwpp_ocl_enqueue(iwpp_ocl *s, cl_kernel k, cl_uint dims, const size_t *global, const size_t *local,
+                        cl_event *ev)
+{
+    if (!s->launch_alone) return s->api->clEnqueueNDRangeKernel(s->queue, k, dims, NULL, global, local, 0, NULL, ev);
+    pthread_mutex_lock(&g_launch_lock);
+    cl_int err = CL_SUCCESS;
+    if (g_launch_owner != s) {
+        if (g_launch_owner) err = g_launch_owner->api->clFinish(g_launch_owner->queue);
+        g_launch_owner = s;
+    }
+    if (err == CL_SUCCESS) err = s->api->clEnqueueNDRangeKernel(s->queue, k, dims, NULL, global, local, 0, NULL, ev);
+    pthread_mutex_unlock(&g_launch_lock);
+    return err;
+}
+
+/* A closing context stops owning the launches (its queue is about to go). */
+static void launch_owner_leave(iwpp_ocl *s)
+{
+    if (!s->launch_alone) return;
+    pthread_mutex_lock(&g_launch_lock);
+    if (g_launch_owner == s) g_launch_owner = NULL;
+    pthread_mutex_unlock(&g_launch_lock);
+}
+
+/* Whether @p device is PoCL's CPU device before 7.0 (an unreadable version counts as old). */
+static int pocl_kernels_must_run_alone(const iwpp_ocl_api *api, cl_platform_id platform, cl_device_id device)
+{
+    char name[128] = "", version[256] = "";
+    cl_device_type type = 0;
+    api->clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof name - 1, name, NULL);
+    if (!strstr(name, "Portable Computing Language")) return 0;
+    api->clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    if (!(type & CL_DEVICE_TYPE_CPU)) return 0;
+    api->clGetPlatformInfo(platform, CL_PLATFORM_VERSION, sizeof version - 1, version, NULL);
+    const char *v = strstr(version, "PoCL ");
+    return !v || atoi(v + 5) < 7;
+}
+
 cl_int iwpp_ocl_run1d(iwpp_ocl *s, cl_kernel k, size_t n, size_t local)
 {
     if (n == 0) return CL_SUCCESS;
     size_t global = n;
     if (local) global = (n + local - 1) / local * local;
-    if (!s->profile)
-        return s->api->clEnqueueNDRangeKernel(s->queue, k, 1, NULL, &global, local ? &local : NULL, 0,
-                                              NULL, NULL);
+    if (!s->profile) return iwpp_ocl_enqueue(s, k, 1, &global, local ? &local : NULL, NULL);
     cl_event ev = NULL;
-    cl_int err = s->api->clEnqueueNDRangeKernel(s->queue, k, 1, NULL, &global, local ? &local : NULL, 0, NULL, &ev);
+    cl_int err = iwpp_ocl_enqueue(s, k, 1, &global, local ? &local : NULL, &ev);
     if (err == CL_SUCCESS) err = s->api->clWaitForEvents(1, &ev);
     cl_ulong t0 = 0, t1 = 0;
     char name[48] = "";
@@ -656,6 +704,7 @@ static void ocl_close(iwpp_context *ctx)
             if (pr->prog) s->api->clReleaseProgram(pr->prog);
         }
     if (s->queue) s->api->clFinish(s->queue);
+    launch_owner_leave(s);
     for (int i = 0; i < IWPP_OCL_NSCRATCH; ++i) iwpp_ocl_release(s, s->scratch[i]);
     pool_clear(s);
     stage_release(s);
@@ -711,6 +760,7 @@ static iwpp_status ocl_open(iwpp_context *ctx)
     cl_device_fp_config fp = 0;
     api->clGetDeviceInfo(s->device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL);
     s->sqrt_cr = (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
+    s->launch_alone = pocl_kernels_must_run_alone(api, s->platform, s->device);
     cl_int err = CL_SUCCESS;
     s->dev_index = ctx->device;
     pthread_mutex_lock(&g_shared_lock);

@@ -36,7 +36,7 @@ static cl_int transpose(iwpp_ocl *s, cl_kernel k, cl_mem in, cl_mem out, cl_int 
     size_t a = inverse ? (size_t)h : (size_t)w, b = inverse ? (size_t)w : (size_t)h;
     size_t local[3] = {32, ly, 1};
     size_t global[3] = {(a + 31) / 32 * 32, (b + 31) / 32 * ly, (size_t)d};
-    return s->api->clEnqueueNDRangeKernel(s->queue, k, 3, NULL, global, local, 0, NULL, NULL);
+    return iwpp_ocl_enqueue(s, k, 3, global, local, NULL);
 }
 
 #define SEG_A 128 /* pass A segment length (planes along the outer axis) */

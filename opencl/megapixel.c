@@ -172,7 +172,7 @@ static cl_int mp_launch(iwpp_context *ctx, const mp_plan *p, const mp_bufs *b, i
     if (err == CL_SUCCESS) err = iwpp_ocl_run1d(s, k_init, p->qcap, 0);
     if (err == CL_SUCCESS) err = mp_run_args(s, k_run, p, b, (cl_mem)mask->ptr, inv, marker);
     size_t global = p->G * p->L, L = p->L;
-    if (err == CL_SUCCESS) err = s->api->clEnqueueNDRangeKernel(s->queue, k_run, 1, NULL, &global, &L, 0, NULL, NULL);
+    if (err == CL_SUCCESS) err = iwpp_ocl_enqueue(s, k_run, 1, &global, &L, NULL);
     if (err == CL_SUCCESS) err = iwpp_ocl_keys(s, k[1], (cl_mem)marker->ptr, b->J, inv, n);
     if (err == CL_SUCCESS)
         err = s->api->clEnqueueReadBuffer(s->queue, b->ctrl, CL_TRUE, 0, 8 * sizeof(cl_uint), c0, 0, NULL, NULL);

@@ -83,7 +83,7 @@ cl_int iwpp_ocl_mlq_run(iwpp_context *ctx, cl_kernel k, const iwpp_ocl_mlq *q, c
 {
     iwpp_ocl *s = iwpp_ocl_state(ctx);
     size_t global = q->G * q->L, L = q->L;
-    cl_int err = s->api->clEnqueueNDRangeKernel(s->queue, k, 1, NULL, &global, &L, 0, NULL, NULL);
+    cl_int err = iwpp_ocl_enqueue(s, k, 1, &global, &L, NULL);
     if (err == CL_SUCCESS)
         err = s->api->clEnqueueReadBuffer(s->queue, counters, CL_TRUE, 0, 2 * sizeof(cl_uint), host, 0, NULL, NULL);
     if (err == CL_SUCCESS)

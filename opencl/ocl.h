@@ -45,6 +45,7 @@ typedef struct iwpp_ocl {
     int has_fp64;
     int has_int64_atomics;
     int sqrt_cr; /* single-precision sqrt correctly rounded when built with -cl-fp32-correctly-rounded-divide-sqrt */
+    int launch_alone; /* one queue at a time runs kernels (PoCL before 7.0: iwpp_ocl_enqueue) */
     char name[256];
     cl_event timer_ev, timer_end; /* iwpp_ocl_timer_start's and iwpp_ocl_timer_mark's markers */
     double timer_t0;
@@ -74,6 +75,11 @@ iwpp_status iwpp_ocl_kernel(iwpp_context *ctx, int prog, iwpp_type type, const c
                             cl_kernel *out);
 /** Set the error for a failed OpenCL call @p what (ENOMEM for allocation failures). */
 iwpp_status iwpp_ocl_fail(iwpp_context *ctx, cl_int err, const char *what);
+/** Enqueue kernel @p k over @p dims dimensions (@p local may be NULL; @p ev, if not NULL, gets
+ *  its event). Every kernel launch goes through here: where the device is PoCL's CPU device
+ *  before 7.0 (launch_alone), only one context at a time has kernels in flight (backend.c). */
+cl_int iwpp_ocl_enqueue(iwpp_ocl *s, cl_kernel k, cl_uint dims, const size_t *global, const size_t *local,
+                        cl_event *ev);
 /** Enqueue a 1D range of at least @p n work-items in groups of @p local (0 = the runtime's choice). */
 cl_int iwpp_ocl_run1d(iwpp_ocl *s, cl_kernel k, size_t n, size_t local);
 /** A call's compute time as CUDA's events give it: start marks the queue before the call's first

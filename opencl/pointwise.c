@@ -152,7 +152,7 @@ iwpp_status iwpp_ocl_minmax(iwpp_context *ctx, const iwpp_buf *a, double *min, d
     err = ka.err;
     size_t global = G * L;
     if (err == CL_SUCCESS)
-        err = st->api->clEnqueueNDRangeKernel(st->queue, k, 1, NULL, &global, &L, 0, NULL, NULL);
+        err = iwpp_ocl_enqueue(st, k, 1, &global, &L, NULL);
     cl_uint *part = malloc(G * 2 * sizeof(cl_uint));
     if (!part) {
         iwpp_ocl_release(st, out);

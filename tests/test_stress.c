@@ -1,7 +1,7 @@
 /*
  * test_stress.c - exactness under a tiny GPU queue capacity (overflow re-runs),
  * 1000 calls in a loop (leaks show under ASan / compute-sanitizer), 8 host
- * threads each with its own context calling at once, the stats record, and
+ * threads each with its own context calling at once (also on images that grow call after call), the stats record, and
  * calls whose views share memory (an output over an input, marker = mask).
  */
 #include <math.h>
@@ -230,6 +230,81 @@ static void test_threads(void **state)
     assert_int_equal(fails, 0);
 }
 
+/* ---- threads whose images grow call after call ---- */
+/* Each call of a thread is wider than its last, so every kernel runs at a new grid size in
+ * several queues at once. PoCL before 7.0 keeps one compiled copy of a kernel per grid size and,
+ * when a command ends, gives back the first copy it finds for that kernel, not the one that
+ * command took; with three queues or more in flight that aborted the process within seconds
+ * (assertion `found->ref_count > 0', the CI's ASan run of test_budget). */
+#define GROW_THREADS 12
+#define GROW_CALLS 100
+typedef struct grower {
+    uint64_t seed;
+    int fails;
+    pthread_barrier_t *barrier;
+} grower;
+
+static void *grower_main(void *arg)
+{
+    grower *g = arg;
+    iwpp_context *ctx = NULL, *cpu = NULL;
+    iwpp_status st = iwpp_context_create(&ctx, g_backend); /* default settings, as a plugin's */
+    if (st == IWPP_OK) st = iwpp_context_create(&cpu, IWPP_BACKEND_CPU);
+    pthread_barrier_wait(g->barrier);
+    trng r;
+    trng_seed(&r, g->seed);
+    for (int call = 0; st == IWPP_OK && call < GROW_CALLS && !g->fails; ++call) {
+        const int64_t w = 64 + 4 * call + trng_below(&r, 4), h = 16 + trng_below(&r, 8);
+        const size_t n = (size_t)(w * h);
+        uint8_t *mask = malloc(n), *marker = malloc(n), *want = malloc(n);
+        if (!mask || !marker || !want) {
+            g->fails = 1;
+        } else {
+            for (size_t k = 0; k < n; ++k) {
+                mask[k] = (uint8_t)(20 + trng_below(&r, 200));
+                marker[k] = want[k] = k % 97 ? 0 : mask[k];
+            }
+            iwpp_image mk = iwpp_image_2d(marker, IWPP_U8, w, h), ms = iwpp_image_2d(mask, IWPP_U8, w, h);
+            iwpp_image wk = iwpp_image_2d(want, IWPP_U8, w, h);
+            if (iwpp_reconstruct(cpu, &wk, &ms, 8, IWPP_BY_DILATION) != IWPP_OK ||
+                iwpp_reconstruct(ctx, &mk, &ms, 8, IWPP_BY_DILATION) != IWPP_OK) {
+                print_error("%lldx%lld: %s\n", (long long)w, (long long)h, iwpp_error_message(ctx));
+                g->fails = 1;
+            } else if (memcmp(marker, want, n) != 0) {
+                print_error("%lldx%lld: differs from the CPU's result\n", (long long)w, (long long)h);
+                g->fails = 1;
+            }
+        }
+        free(mask);
+        free(marker);
+        free(want);
+    }
+    if (st != IWPP_OK) g->fails = 1;
+    iwpp_context_destroy(ctx);
+    iwpp_context_destroy(cpu);
+    return NULL;
+}
+
+static void test_threads_growing_images(void **state)
+{
+    (void)state;
+    grower g[GROW_THREADS];
+    pthread_t th[GROW_THREADS];
+    pthread_barrier_t barrier;
+    pthread_barrier_init(&barrier, NULL, GROW_THREADS);
+    for (int i = 0; i < GROW_THREADS; ++i) {
+        g[i] = (grower){7919 * (uint64_t)i + 1, 0, &barrier};
+        pthread_create(&th[i], NULL, grower_main, &g[i]);
+    }
+    int fails = 0;
+    for (int i = 0; i < GROW_THREADS; ++i) {
+        pthread_join(th[i], NULL);
+        fails += g[i].fails;
+    }
+    pthread_barrier_destroy(&barrier);
+    assert_int_equal(fails, 0);
+}
+
 /* ---- the stats record ---- */
 static void test_stats(void **state)
 {
@@ -328,6 +403,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_tiny_queue_capacity),
         cmocka_unit_test(test_thousand_calls),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_threads_growing_images),
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_aliased_views),
     };
