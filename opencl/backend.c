@@ -201,6 +201,11 @@ static int pocl_kernels_must_run_alone(const iwpp_ocl_api *api, cl_platform_id p
 cl_int iwpp_ocl_run1d(iwpp_ocl *s, cl_kernel k, size_t n, size_t local)
 {
     if (n == 0) return CL_SUCCESS;
+    /* A CPU device left to choose takes a divisor of the range (PoCL: 463 items for a 463-item
+       range, one for a large prime) and compiles the kernel again for each new group size: every
+       new image size cost compiles, and a prime size ran groups of one. Every kernel checks its
+       range, so a fixed group over a rounded-up range does. */
+    if (!local && !s->is_gpu) local = 64;
     size_t global = n;
     if (local) global = (n + local - 1) / local * local;
     if (!s->profile) return iwpp_ocl_enqueue(s, k, 1, &global, local ? &local : NULL, NULL);

@@ -80,7 +80,8 @@ iwpp_status iwpp_ocl_fail(iwpp_context *ctx, cl_int err, const char *what);
  *  before 7.0 (launch_alone), only one context at a time has kernels in flight (backend.c). */
 cl_int iwpp_ocl_enqueue(iwpp_ocl *s, cl_kernel k, cl_uint dims, const size_t *global, const size_t *local,
                         cl_event *ev);
-/** Enqueue a 1D range of at least @p n work-items in groups of @p local (0 = the runtime's choice). */
+/** Enqueue a 1D range of at least @p n work-items in groups of @p local (0 = the runtime's choice on
+ *  a GPU, 64 on a CPU device); the kernel must ignore items past its range. */
 cl_int iwpp_ocl_run1d(iwpp_ocl *s, cl_kernel k, size_t n, size_t local);
 /** A call's compute time as CUDA's events give it: start marks the queue before the call's first
  *  command, mark right after its last one (iwpp_ocl_finish: mark, then clFinish); ms returns the
