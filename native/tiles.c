@@ -313,19 +313,12 @@ static int grid_shapely(const int64_t dim[3], const int64_t c[3], int dims)
  * @p max_pixels pixels, cut evenly along each axis and at most twice as long as wide; of equal
  * counts the smallest regions. (Square tiles of the largest size left a thin last column and
  * row: 8192^2 in 2362-pixel tiles made 4 x 4, where 3 x 4 of 2731 x 2048 fit as well.) */
-static void grid_make(grid *g, const iwpp_image *im, double max_pixels, int64_t min_tiles, int square)
+static void grid_make(grid *g, const iwpp_image *im, double max_pixels, int64_t min_tiles)
 {
     g->dim[0] = im->width, g->dim[1] = im->height, g->dim[2] = im->depth;
     const int dims = im->depth > 1 ? 3 : 2;
     if (max_pixels < 64) max_pixels = 64;
     if (min_tiles < 1) min_tiles = 1;
-    if (square) { /* (see tile_pixels_plan) the balance rule as a cap of the region's pixels */
-        const double all = (double)g->dim[0] * (double)g->dim[1] * (double)g->dim[2];
-        if (min_tiles > 1 && all / (double)min_tiles < max_pixels) max_pixels = all / (double)min_tiles;
-        grid_square(g, max_pixels, dims);
-        g->n = g->cnt[0] * g->cnt[1] * g->cnt[2];
-        return;
-    }
     int64_t best_n = 0, best_c[3] = {1, 1, 1};
     double best_px = 0.0;
     const int64_t c1max = dims == 3 ? g->dim[1] : 1;
@@ -1552,15 +1545,12 @@ static int device_sharing(iwpp_context *const *wc, int nw, int k)
 
 /* The plan: the largest region (pixels) of a tile, the smallest any worker's budget allows, and
  * *min_tiles: with several workers, four tiles for each that takes first runs, to balance them.
- * Sets *ngpu to the number of device workers, queue_bytes[k] to worker k's queue reserve, and
- * *square where an OpenCL worker takes part: those calls keep the square tiles of before session
- * 25, because with the even grid PoCL 3.1 (Debian 12) aborted test_budget's tiled
- * reconstruction in 2 of 8 runs (an assertion in its kernel cache, pocl_release_dlhandle_cache;
- * 0 of 28 with square tiles; an abort would take a JVM with it). Its release looks a cached
- * kernel binary up by hash and local size only, while binaries are also specialized by the grid:
- * the README, "Images beyond a device's memory", session 25. */
+ * Sets *ngpu to the number of device workers and queue_bytes[k] to worker k's queue reserve.
+ * (OpenCL workers once kept square tiles here against a PoCL 3.1 abort that the even grid made
+ * likelier; the OpenCL backend now keeps PoCL before 7.0 to one queue of kernels in flight at a
+ * time, iwpp_ocl_enqueue, which removes the cause.) */
 static double tile_pixels_plan(iwpp_context *ctx, iwpp_context *const *wc, int nw, const iwpp_image *mask,
-                               int *ngpu, uint64_t *queue_bytes, int64_t *min_tiles, int *square)
+                               int *ngpu, uint64_t *queue_bytes, int64_t *min_tiles)
 {
     double n_all = (double)mask->width * (double)mask->height * (double)mask->depth;
     double maxpix = 0.0;
@@ -1572,17 +1562,15 @@ static double tile_pixels_plan(iwpp_context *ctx, iwpp_context *const *wc, int n
     for (int k = 0; k < nw; ++k) *ngpu += wc[k]->ops->kind != IWPP_BACKEND_CPU;
     const int first_runners = *ngpu > 0 ? *ngpu : nw; /* who takes first runs (pick_queue) */
     *min_tiles = first_runners > 1 ? 4 * first_runners : 1;
-    *square = 0;
-    for (int k = 0; k < nw; ++k) *square |= wc[k]->ops->kind == IWPP_BACKEND_OPENCL;
     return maxpix == 0 ? n_all : maxpix;
 }
 
 /* The scheduler of one call: its grid and views (no allocation; sched_alloc makes its arrays). */
 static void sched_setup(sched *s, iwpp_image *marker, const iwpp_image *mask, int conn, iwpp_morph_mode mode,
-                        double maxpix, int64_t min_tiles, int square, int ngpu)
+                        double maxpix, int64_t min_tiles, int ngpu)
 {
     memset(s, 0, sizeof *s);
-    grid_make(&s->g, mask, maxpix, min_tiles, square);
+    grid_make(&s->g, mask, maxpix, min_tiles);
     s->J = *marker;
     s->I = mask;
     s->es = iwpp_type_size(mask->type);
@@ -1793,10 +1781,9 @@ iwpp_status iwpp_tiles_reconstruct(iwpp_context *ctx, iwpp_image *marker, const 
     int ngpu = 0;
     uint64_t queue_bytes[IWPP_MAX_WORKERS];
     int64_t min_tiles = 1;
-    int square = 0;
-    const double maxpix = tile_pixels_plan(ctx, wc, nw, mask, &ngpu, queue_bytes, &min_tiles, &square);
+    const double maxpix = tile_pixels_plan(ctx, wc, nw, mask, &ngpu, queue_bytes, &min_tiles);
     sched s;
-    sched_setup(&s, marker, mask, conn, mode, maxpix, min_tiles, square, ngpu);
+    sched_setup(&s, marker, mask, conn, mode, maxpix, min_tiles, ngpu);
     const char *cap = iwpp_tune(ctx, IWPP_TUNE_TILES_RERUN_POPS);
     s.pop_cap = cap && !strcmp(cap, "off") ? -1 : iwpp_tune_int(ctx, IWPP_TUNE_TILES_RERUN_POPS, 0, 0, INT64_MAX);
     const double n_all = (double)mask->width * (double)mask->height * (double)mask->depth;
