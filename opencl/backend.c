@@ -165,12 +165,12 @@ cl_int iwpp_ocl_enqueue(iwpp_ocl *s, cl_kernel k, cl_uint dims, const size_t *gl
 {
     if (!s->launch_alone) return s->api->clEnqueueNDRangeKernel(s->queue, k, dims, NULL, global, local, 0, NULL, ev);
     pthread_mutex_lock(&g_launch_lock);
-    cl_int err = CL_SUCCESS;
     if (g_launch_owner != s) {
-        if (g_launch_owner) err = g_launch_owner->api->clFinish(g_launch_owner->queue);
+        /* (an error of the owner's queue is the owner's: its own next call meets it) */
+        if (g_launch_owner) (void)g_launch_owner->api->clFinish(g_launch_owner->queue);
         g_launch_owner = s;
     }
-    if (err == CL_SUCCESS) err = s->api->clEnqueueNDRangeKernel(s->queue, k, dims, NULL, global, local, 0, NULL, ev);
+    const cl_int err = s->api->clEnqueueNDRangeKernel(s->queue, k, dims, NULL, global, local, 0, NULL, ev);
     pthread_mutex_unlock(&g_launch_lock);
     return err;
 }
