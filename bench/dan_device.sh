@@ -9,7 +9,11 @@
 # DAN_SIDES (extra 2D tile sides to time, e.g. "16 64"; default none), DAN_SWITCHES (extra runs of
 # the queues with {cuda,ocl}.dan_switch at each value, e.g. "1 16 64"; default none), DAN_FAMILIES
 # (edt_families --families: "all", or e.g. "ring_n4,row,line0"), DAN_FILTER (the tests: only
-# those test_edt cases, e.g. "test_danielsson*").
+# those test_edt cases, e.g. "test_danielsson*"), DAN_RUNS (more runs of the queues, separated
+# by ';', each "name:SETTING,SETTING..." where a setting is VAR=value for the environment or an edt_families
+# option such as --queue=atomic or --backends=opencl; e.g. "g8:IWPP_OCL_QUEUE_GROUPS=8"),
+# DAN_REGS=1 (registers and spills of the queue kernels: ptxas on NVIDIA OpenCL's cached PTX,
+# cuobjdump on the CUDA library).
 set -u
 PHASE=${1:-all}
 LOG_NAME=dan
@@ -25,12 +29,20 @@ if [ "$PHASE" != bench ]; then
 fi
 [ "$PHASE" = test ] && { stamp done; exit 0; }
 SIZES=${DAN_SIZES:-4096,8192,512^3}
-fam() { # name, then environment settings
+fam() { # name, then settings: VAR=value (environment) or --option=value (edt_families)
   local name=$1; shift
-  stamp "edt_families danielsson $name $SIZES"
-  env "$@" timeout 300 stdbuf -oL "$B/bench/edt_families" --method danielsson --sizes "$SIZES" \
-    --backends cuda,opencl --families "${DAN_FAMILIES:-all}" --threads "$(nproc)" --reps "${DAN_REPS:-3}" --stats \
-    --csv "$OUT/dan_$name.csv" | grep -E "==|FAIL|differ|outside|#"
+  local envs=() opts=() backends=cuda,opencl
+  for a in "$@"; do
+    case "$a" in
+    --backends=*) backends=${a#--backends=} ;;
+    --*=*) opts+=("${a%%=*}" "${a#*=}") ;;
+    *) envs+=("$a") ;;
+    esac
+  done
+  stamp "edt_families danielsson $name $SIZES $*"
+  env "${envs[@]}" timeout 300 stdbuf -oL "$B/bench/edt_families" --method danielsson --sizes "$SIZES" \
+    --backends "$backends" --families "${DAN_FAMILIES:-all}" --threads "$(nproc)" --reps "${DAN_REPS:-3}" --stats \
+    --csv "$OUT/dan_$name.csv" "${opts[@]}" | grep -E "==|FAIL|differ|outside|#"
 }
 fam tiles
 for side in ${DAN_SIDES:-}; do fam "tiles$side" IWPP_CUDA_DAN_TILES="$side" IWPP_OCL_DAN_TILES="$side"; done
@@ -38,6 +50,24 @@ for side in ${DAN_SIDES:-}; do fam "tiles$side" IWPP_CUDA_DAN_TILES="$side" IWPP
 for sw in ${DAN_SWITCHES:-}; do
   fam "queue_switch$sw" IWPP_CUDA_DAN_TILES=0 IWPP_OCL_DAN_TILES=0 IWPP_CUDA_DAN_SWITCH="$sw" IWPP_OCL_DAN_SWITCH="$sw"
 done
+IFS=';' read -r -a runs <<<"${DAN_RUNS:-}"
+for spec in "${runs[@]}"; do
+  IFS=, read -r -a sets <<<"${spec#*:}"
+  fam "${spec%%:*}" IWPP_CUDA_DAN_TILES=0 IWPP_OCL_DAN_TILES=0 "${sets[@]}"
+done
+if [ "${DAN_REGS:-0}" = 1 ]; then
+  stamp "registers and spills of the queue kernels: ptxas on each cached OpenCL EDT program (oldest first), cuobjdump"
+  PTXAS=$(command -v ptxas || find /usr/local -name ptxas -type f 2>/dev/null | head -1)
+  i=0
+  for f in $(ls -tr "${IWPP_CL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/iwpp/cl}"/*.bin 2>/dev/null); do
+    python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); i=d.find(b"//"); sys.stdout.buffer.write(d[i:] if i>=0 else b"")' \
+      "$f" >/tmp/prog.ptx
+    grep -q "edt_dan_queue" /tmp/prog.ptx || continue
+    i=$((i + 1)); [ $i -le 2 ] && cp /tmp/prog.ptx "$OUT/edt_program$i.ptx"
+    echo "# $f"; "$PTXAS" -arch=sm_90 -v /tmp/prog.ptx -o /dev/null 2>&1 | grep -A2 "'edt_dan_queue'" | grep -E "registers|spill"
+  done
+  find "$B" -name "*.so" | xargs -r cuobjdump --dump-resource-usage 2>/dev/null | grep -A1 "mlq_kernel.*dan_op" | head -6
+fi
 stamp ratios
-python3 "$ROOT/bench/dan_ratios.py" "$OUT"/dan_*.csv
+python3 "$ROOT/bench/dan_ratios.py" "$OUT/dan_tiles.csv" $(ls "$OUT"/dan_*.csv | grep -v "/dan_tiles.csv$")
 stamp done

@@ -30,6 +30,8 @@ def main(paths):
         for size, d in t.items():
             fams = sorted({f for f, _ in d})
             rows, within = [], 0
+            if not any(b == "cuda" for _, b in d) or not any(b == "opencl" for _, b in d):
+                continue  # one backend only: compared below against the first file
             for f in fams:
                 cu, cl = d.get((f, "cuda")), d.get((f, "opencl"))
                 ratio = cl / cu if cu and cl else float("nan")

@@ -589,14 +589,18 @@ static iwpp_status build_program(iwpp_context *ctx, int prog, iwpp_type type, cl
         srcs[ns++] = iwpp_ocl_src_edt_lines;
         srcs[ns++] = iwpp_ocl_src_edt_colbands; /* after edt_lines (LN_NONE) */
     }
-    char opts[256];
+    char opts[512];
     /* EDT: a correctly rounded float sqrt, where the device has one, gives the distances of
-     * squared distances below 2^24 without the double one (edt_colbands.cl's cb_put) */
+     * squared distances below 2^24 without the double one (edt_colbands.cl's cb_put).
+     * IWPP_OCL_BUILD_OPTIONS: more options for every program (benchmarks: a kernel's
+     * compile-time constants, a vendor's register limit); part of the cache key as the rest. */
     const int sqrt_cr = prog == IWPP_OCL_PROG_EDT && s->sqrt_cr;
-    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DIWPP_T=%s -DIWPP_TK=%d%s%s%s", type_cl(type),
+    const char *extra = iwpp_env("IWPP_OCL_BUILD_OPTIONS");
+    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DIWPP_T=%s -DIWPP_TK=%d%s%s%s%s%.200s", type_cl(type),
              (int)type, prog == IWPP_OCL_PROG_EDT ? " -DIWPP_FP64=1" : "",
              s->has_int64_atomics ? " -DIWPP_HAVE_I64_ATOMICS=1" : "",
-             sqrt_cr ? " -DIWPP_SQRT_CR=1 -cl-fp32-correctly-rounded-divide-sqrt" : "");
+             sqrt_cr ? " -DIWPP_SQRT_CR=1 -cl-fp32-correctly-rounded-divide-sqrt" : "", extra ? " " : "",
+             extra ? extra : "");
     char cache[4096];
     uint64_t key = 0;
     int cached = cl_cache_path(s, srcs, ns, opts, cache, sizeof cache, &key);

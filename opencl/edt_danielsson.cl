@@ -51,8 +51,13 @@ inline int dan_offer(__global volatile uint *vr, uint q, int3 cq, uint s, int3 s
 
 /* The sites of p's neighbours k0 .. k0 + DAN_AHEAD - 1, read together before any is offered
  * (the reads of a volatile pointer keep their order, so one at a time they would wait for each
- * other and for the swaps between them); s (no offer) past the image or past noffs. */
-#define DAN_AHEAD 8
+ * other and for the swaps between them); s (no offer) past the image or past noffs. Two at a
+ * time: in the 3D queues (512^3, H200, NVIDIA's OpenCL) eight took up to 1.5x the time of one
+ * (ring_n4), two 0.89-1.06x that of one, the worst family 1.38x CUDA's time against 1.53x
+ * (bench/dan_device.sh with IWPP_OCL_BUILD_OPTIONS=-DDAN_AHEAD=n; opencl/README.md). */
+#ifndef DAN_AHEAD
+#define DAN_AHEAD 2
+#endif
 inline void dan_read_ahead(__global volatile uint *vr, uint p, int3 c, uint s, __constant int4 *offs, int noffs,
                            int k0, int w, int h, int d, uint cur[DAN_AHEAD])
 {
