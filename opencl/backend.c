@@ -596,6 +596,7 @@ static iwpp_status build_program(iwpp_context *ctx, int prog, iwpp_type type, cl
      * compile-time constants, a vendor's register limit); part of the cache key as the rest. */
     const int sqrt_cr = prog == IWPP_OCL_PROG_EDT && s->sqrt_cr;
     const char *extra = iwpp_env("IWPP_OCL_BUILD_OPTIONS");
+    if (extra && !*extra) extra = NULL;
     snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DIWPP_T=%s -DIWPP_TK=%d%s%s%s%s%.200s", type_cl(type),
              (int)type, prog == IWPP_OCL_PROG_EDT ? " -DIWPP_FP64=1" : "",
              s->has_int64_atomics ? " -DIWPP_HAVE_I64_ATOMICS=1" : "",
@@ -628,13 +629,15 @@ static iwpp_status build_program(iwpp_context *ctx, int prog, iwpp_type type, cl
         }
         s->api->clReleaseProgram(p);
         return iwpp_set_error(ctx, IWPP_EDEVICE,
-                              "OpenCL: the compiler of %s rejected the %s kernels (%s, %s); "
-                              "please report this with the build log: %s",
+                              "OpenCL: the compiler of %s rejected the %s kernels (%s, %s)%s%.200s%s; "
+                              "%s the build log: %s",
                               s->name,
                               prog == IWPP_OCL_PROG_MAIN    ? "main"
                               : prog == IWPP_OCL_PROG_LABEL ? "labeling"
                                                             : "distance transform",
-                              type_cl(type), iwpp_ocl_errname(err), log);
+                              type_cl(type), iwpp_ocl_errname(err), extra ? " with IWPP_OCL_BUILD_OPTIONS=\"" : "",
+                              extra ? extra : "", extra ? "\"" : "",
+                              extra ? "unset it, or see" : "please report this with", log);
     }
     if (cached) cl_cache_save(s, p, cache, key);
     *out = p;
