@@ -57,16 +57,20 @@ for spec in "${runs[@]}"; do
 done
 if [ "${DAN_REGS:-0}" = 1 ]; then
   stamp "registers and spills of the queue kernels: ptxas on each cached OpenCL EDT program (oldest first), cuobjdump"
-  PTXAS=$(command -v ptxas || find /usr/local -name ptxas -type f 2>/dev/null | head -1)
+  # the CUDA tools beside the nvcc that CMake found (looked up on PATH and in /usr/local, in session
+  # 29, they printed nothing; the PTX files came back)
+  CUBIN=$(dirname "$(grep -m1 '^CMAKE_CUDA_COMPILER:' "$B/CMakeCache.txt" | cut -d= -f2)")
+  PTXAS=$CUBIN/ptxas CUOBJDUMP=$CUBIN/cuobjdump
+  [ -x "$PTXAS" ] || echo "# no ptxas beside the CUDA compiler ($CUBIN)"
   i=0
   for f in $(ls -tr "${IWPP_CL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/iwpp/cl}"/*.bin 2>/dev/null); do
     python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); i=d.find(b"//"); sys.stdout.buffer.write(d[i:] if i>=0 else b"")' \
       "$f" >/tmp/prog.ptx
     grep -q "edt_dan_queue" /tmp/prog.ptx || continue
     i=$((i + 1)); [ $i -le 2 ] && cp /tmp/prog.ptx "$OUT/edt_program$i.ptx"
-    echo "# $f"; "$PTXAS" -arch=sm_90 -v /tmp/prog.ptx -o /dev/null 2>&1 | grep -A2 "'edt_dan_queue'" | grep -E "registers|spill"
+    echo "# $f"; "$PTXAS" -arch=sm_90 -v /tmp/prog.ptx -o /dev/null 2>&1 | grep -A4 "'edt_dan_queue'" | grep -E "registers|spill"
   done
-  find "$B" -name "*.so" | xargs -r cuobjdump --dump-resource-usage 2>/dev/null | grep -A1 "mlq_kernel.*dan_op" | head -6
+  find "$B" -name "*.so" | xargs -r "$CUOBJDUMP" --dump-resource-usage 2>/dev/null | grep -A1 "mlq_kernel.*dan_op" | head -6
 fi
 stamp ratios
 python3 "$ROOT/bench/dan_ratios.py" "$OUT/dan_tiles.csv" $(ls "$OUT"/dan_*.csv | grep -v "/dan_tiles.csv$")
