@@ -592,14 +592,15 @@ static iwpp_status build_program(iwpp_context *ctx, int prog, iwpp_type type, cl
     char opts[512];
     /* EDT: a correctly rounded float sqrt, where the device has one, gives the distances of
      * squared distances below 2^24 without the double one (edt_colbands.cl's cb_put).
+     * IWPP_NV_PTX: NVIDIA's compiler, which takes inline PTX (edt_danielsson.cl's warp waits).
      * IWPP_OCL_BUILD_OPTIONS: more options for every program (benchmarks: a kernel's
      * compile-time constants, a vendor's register limit); part of the cache key as the rest. */
     const int sqrt_cr = prog == IWPP_OCL_PROG_EDT && s->sqrt_cr;
     const char *extra = iwpp_env("IWPP_OCL_BUILD_OPTIONS");
     if (extra && !*extra) extra = NULL;
-    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DIWPP_T=%s -DIWPP_TK=%d%s%s%s%s%.200s", type_cl(type),
+    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DIWPP_T=%s -DIWPP_TK=%d%s%s%s%s%s%.200s", type_cl(type),
              (int)type, prog == IWPP_OCL_PROG_EDT ? " -DIWPP_FP64=1" : "",
-             s->has_int64_atomics ? " -DIWPP_HAVE_I64_ATOMICS=1" : "",
+             s->has_int64_atomics ? " -DIWPP_HAVE_I64_ATOMICS=1" : "", s->nv_ptx ? " -DIWPP_NV_PTX=1" : "",
              sqrt_cr ? " -DIWPP_SQRT_CR=1 -cl-fp32-correctly-rounded-divide-sqrt" : "", extra ? " " : "",
              extra ? extra : "");
     char cache[4096];
@@ -773,6 +774,9 @@ static iwpp_status ocl_open(iwpp_context *ctx)
     api->clGetDeviceInfo(s->device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL);
     s->sqrt_cr = (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
     s->launch_alone = pocl_kernels_must_run_alone(api, s->platform, s->device);
+    char plat[128] = "";
+    api->clGetPlatformInfo(s->platform, CL_PLATFORM_NAME, sizeof plat - 1, plat, NULL);
+    s->nv_ptx = strstr(plat, "NVIDIA") != NULL;
     cl_int err = CL_SUCCESS;
     s->dev_index = ctx->device;
     pthread_mutex_lock(&g_shared_lock);

@@ -46,6 +46,7 @@ typedef struct iwpp_ocl {
     int has_int64_atomics;
     int sqrt_cr; /* single-precision sqrt correctly rounded when built with -cl-fp32-correctly-rounded-divide-sqrt */
     int launch_alone; /* one queue at a time runs kernels (PoCL before 7.0: iwpp_ocl_enqueue) */
+    int nv_ptx;       /* NVIDIA's OpenCL: programs may hold inline PTX (-DIWPP_NV_PTX=1) */
     char name[256];
     cl_event timer_ev, timer_end; /* iwpp_ocl_timer_start's and iwpp_ocl_timer_mark's markers */
     double timer_t0;
