@@ -774,9 +774,13 @@ static iwpp_status ocl_open(iwpp_context *ctx)
     api->clGetDeviceInfo(s->device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL);
     s->sqrt_cr = (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
     s->launch_alone = pocl_kernels_must_run_alone(api, s->platform, s->device);
-    char plat[128] = "";
+    /* inline PTX: activemask is PTX ISA 6.2 (CUDA 9.2, drivers from 396 on; NVIDIA's driver
+       version reads "580.159.04"; one that does not start with a number is taken as new) */
+    char plat[128] = "", drv[64] = "";
     api->clGetPlatformInfo(s->platform, CL_PLATFORM_NAME, sizeof plat - 1, plat, NULL);
-    s->nv_ptx = strstr(plat, "NVIDIA") != NULL;
+    api->clGetDeviceInfo(s->device, CL_DRIVER_VERSION, sizeof drv - 1, drv, NULL);
+    const int drv_major = atoi(drv);
+    s->nv_ptx = strstr(plat, "NVIDIA") != NULL && (drv_major == 0 || drv_major >= 396);
     cl_int err = CL_SUCCESS;
     s->dev_index = ctx->device;
     pthread_mutex_lock(&g_shared_lock);
